@@ -1,0 +1,310 @@
+// Package analysis turns tool text and queries into index terms.
+//
+// Two pipelines share one identifier splitter:
+//
+//   - Terms, for TF-IDF: Unicode word segmentation (blevesearch/segment) →
+//     lower case → identifier splitting (camelCase, snake_case, kebab-case,
+//     "__", dotted) that keeps the joined form of a multi-part identifier
+//     ("findSymbol" → findsymbol, find, symbol) → stop words and one-letter
+//     words dropped → Snowball English stemming. Runs of CJK characters become
+//     overlapping bigrams (a lone CJK character is kept as a unigram).
+//   - Words, for the keyword scorer: the same segmentation and splitting, no
+//     stop-word removal and no stemming, so that a query term is compared
+//     with the words a person typed.
+//
+// An Analyzer is safe for concurrent use. It keeps a bounded cache of stems.
+package analysis
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/segment"
+	"github.com/kljensen/snowball/english"
+)
+
+// stopList is Claude Code's 114-word stop list (localSearch.ts).
+const stopList = `a an the is are was were be been being have has had do does did will
+would could should may might shall can need dare ought used to of in for on with at by from as
+into through during before after above below between out off over under again further then once
+here there when where why how all each every both few more most other some such no nor not only
+own same so than too very just because but and or if while this that these those it its i me my
+we our you your he him his she her they them their what which who whom use using`
+
+// maxStemCache bounds the stem cache so that hostile input cannot grow it
+// without limit.
+const maxStemCache = 1 << 17
+
+// Analyzer runs the pipelines. The zero value is not usable; call New.
+type Analyzer struct {
+	stop map[string]struct{}
+
+	mu    sync.RWMutex
+	stems map[string]string
+}
+
+// New returns an Analyzer with the default stop list.
+func New() *Analyzer {
+	a := &Analyzer{stop: make(map[string]struct{}), stems: make(map[string]string)}
+	for _, w := range strings.Fields(stopList) {
+		a.stop[w] = struct{}{}
+	}
+	return a
+}
+
+// IsStopWord reports whether w (lower case) is on the stop list.
+func (a *Analyzer) IsStopWord(w string) bool {
+	_, ok := a.stop[w]
+	return ok
+}
+
+// Stem returns the Snowball English stem of a lower-case word. Words that
+// are not plain ASCII letters (numbers, identifiers with digits, other
+// scripts) are returned unchanged.
+func (a *Analyzer) Stem(w string) string {
+	if len(w) <= 2 || !isASCIILetters(w) {
+		return w
+	}
+	a.mu.RLock()
+	s, ok := a.stems[w]
+	a.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = english.Stem(w, true)
+	a.mu.Lock()
+	if len(a.stems) < maxStemCache {
+		a.stems[w] = s
+	}
+	a.mu.Unlock()
+	return s
+}
+
+// Token is one word of text with its identifier parts.
+type Token struct {
+	// Parts are the lower-case identifier parts ("findSymbol" → find,
+	// symbol). A CJK token has one part: the bigram or lone character.
+	Parts []string
+	// CJK marks a CJK bigram or unigram.
+	CJK bool
+}
+
+// Joined returns the parts concatenated: the normalised form shared by
+// find_symbol, findSymbol, FindSymbol and find-symbol.
+func (t Token) Joined() string { return strings.Join(t.Parts, "") }
+
+// Tokens segments text into words and splits each into identifier parts.
+// Punctuation and spaces separate words; "_", "-", "." and ":" inside a word
+// separate parts.
+func Tokens(text string) []Token {
+	var out []Token
+	seg := segment.NewWordSegmenterDirect([]byte(text))
+	var cjk []string // current run of CJK characters
+	lastEnd, pos := -1, 0
+	flush := func() {
+		switch len(cjk) {
+		case 0:
+		case 1:
+			out = append(out, Token{Parts: []string{cjk[0]}, CJK: true})
+		default:
+			for i := 0; i+1 < len(cjk); i++ {
+				out = append(out, Token{Parts: []string{cjk[i] + cjk[i+1]}, CJK: true})
+			}
+		}
+		cjk = cjk[:0]
+	}
+	for seg.Segment() {
+		b := seg.Bytes()
+		start := pos
+		pos += len(b)
+		typ := seg.Type()
+		if typ == segment.Ideo || typ == segment.Kana || isCJKRun(b) {
+			if start != lastEnd {
+				flush()
+			}
+			for _, r := range string(b) {
+				cjk = append(cjk, strings.ToLower(string(r)))
+			}
+			lastEnd = pos
+			continue
+		}
+		flush()
+		if typ == segment.None {
+			// The segmenter leaves some identifier shapes (a__b, x-y) as
+			// separate pieces; "_" is handled by splitting below.
+			if !strings.ContainsFunc(string(b), isWordRune) {
+				continue
+			}
+		}
+		parts := SplitIdentifier(string(b))
+		if len(parts) > 0 {
+			out = append(out, Token{Parts: parts})
+		}
+	}
+	flush()
+	return out
+}
+
+// Terms runs the TF-IDF pipeline over text and appends the terms to dst.
+func (a *Analyzer) Terms(dst []string, text string) []string {
+	for _, tok := range Tokens(text) {
+		if tok.CJK {
+			dst = append(dst, tok.Parts[0])
+			continue
+		}
+		if len(tok.Parts) > 1 {
+			dst = append(dst, tok.Joined())
+		}
+		for _, p := range tok.Parts {
+			if a.keep(p) {
+				dst = append(dst, a.Stem(p))
+			}
+		}
+	}
+	return dst
+}
+
+// keep reports whether a part survives stop-word and length filtering.
+func (a *Analyzer) keep(p string) bool {
+	if _, stop := a.stop[p]; stop {
+		return false
+	}
+	if len(p) == 1 && !isDigit(rune(p[0])) {
+		return false
+	}
+	return true
+}
+
+// KeywordTerm is one query term for the keyword scorer.
+type KeywordTerm struct {
+	// Raw is the term as typed, lower case, punctuation trimmed.
+	Raw string
+	// Whole is Raw when it is one word (letters, digits, "_"), matched
+	// against whole description and hint words; "" for terms with
+	// punctuation inside (node.js), whose Words must all match.
+	Whole string
+	// Words are its identifier parts ("send_message" → send, message),
+	// matched against name parts.
+	Words []string
+	// Required is set for "+term".
+	Required bool
+}
+
+// KeywordTerms splits a keyword query on white space into scoring terms.
+// "+term" marks a required term. Stop words and one-letter terms are
+// dropped, so they never score.
+func (a *Analyzer) KeywordTerms(query string) []KeywordTerm {
+	var out []KeywordTerm
+	for _, f := range strings.Fields(query) {
+		req := false
+		if len(f) > 1 && f[0] == '+' {
+			req, f = true, f[1:]
+		}
+		raw := strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return !isWordRune(r) }))
+		if raw == "" {
+			continue
+		}
+		var words []string
+		for _, tok := range Tokens(raw) {
+			if tok.CJK {
+				continue
+			}
+			for _, p := range tok.Parts {
+				if a.keep(p) {
+					words = append(words, p)
+				}
+			}
+		}
+		if len(words) == 0 {
+			continue
+		}
+		whole := raw
+		if strings.ContainsFunc(raw, func(r rune) bool { return !isWordRune(r) }) {
+			whole = ""
+		}
+		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words, Required: req})
+	}
+	return out
+}
+
+// Words returns the distinct lower-case words of text as a word-boundary
+// match sees them: runs of letters, digits and "_" ("scheduled_tasks.json"
+// → scheduled_tasks, json; "NotebookEdit" → notebookedit), unstemmed and
+// unfiltered. The keyword scorer matches description and hint words so.
+func Words(text string) []string {
+	seen := make(map[string]struct{})
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !isWordRune(r) }) {
+		if _, ok := seen[f]; !ok {
+			seen[f] = struct{}{}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// SplitIdentifier splits one word into lower-case parts at "_", "-", ".",
+// ":", "/" and other non-alphanumeric runes, and at camelCase boundaries
+// (lower→Upper, and before the last capital of an acronym: HTTPServer →
+// http, server). Digits stay with the letters before them (base64Encode →
+// base64, encode). Empty parts are dropped.
+func SplitIdentifier(s string) []string {
+	var parts []string
+	var cur strings.Builder
+	emit := func() {
+		if cur.Len() > 0 {
+			parts = append(parts, strings.ToLower(cur.String()))
+			cur.Reset()
+		}
+	}
+	var prev rune
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) {
+			emit()
+			prev = 0
+			continue
+		}
+		if cur.Len() > 0 && unicode.IsUpper(r) {
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+				emit()
+			} else if unicode.IsUpper(prev) {
+				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+				if unicode.IsLower(next) {
+					emit()
+				}
+			}
+		}
+		cur.WriteRune(r)
+		prev = r
+	}
+	emit()
+	return parts
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// isCJK reports whether r is a CJK ideograph (unified, extension A,
+// compatibility) or kana.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+}
+
+func isCJKRun(b []byte) bool {
+	r, _ := utf8.DecodeRune(b)
+	return isCJK(r)
+}

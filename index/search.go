@@ -1,0 +1,679 @@
+package index
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tooldex/tooldex/index/analysis"
+)
+
+// Mode picks the scorers a search uses.
+type Mode int
+
+// Modes.
+const (
+	ModeHybrid  Mode = iota // keyword and TF-IDF, weighted
+	ModeKeyword             // keyword points only
+	ModeTFIDF               // TF-IDF only (discover:)
+)
+
+// Match says which path found a hit.
+type Match int
+
+// Match kinds.
+const (
+	MatchRanked Match = iota
+	MatchExact
+	MatchSelect
+	MatchPrefix
+)
+
+// Hit is one result.
+type Hit struct {
+	Name string
+	// Score is the hybrid score (1 for exact, select: and prefix hits).
+	Score float64
+	// Keyword is the normalised keyword score, TFIDF the cosine.
+	Keyword, TFIDF float64
+	// Points are the raw keyword points.
+	Points int
+	Match  Match
+}
+
+// Result is the outcome of a search.
+type Result struct {
+	Kind QueryKind
+	Hits []Hit
+	// AlreadyLoaded lists core tools the query named.
+	AlreadyLoaded []string
+	// NotFound lists select: names that matched nothing.
+	NotFound []string
+	// Deferred is the number of deferred tools searched.
+	Deferred int
+}
+
+// Options adjust one search.
+type Options struct {
+	// Max caps the ranked hits; 0 means DefaultMax, above MaxResults means
+	// MaxResults.
+	Max int
+	// Mode picks the scorers; discover: queries always use ModeTFIDF.
+	Mode Mode
+}
+
+// parallelMin is the number of deferred documents from which shards are
+// scored in parallel; below it goroutines cost more than they save.
+const parallelMin = 4096
+
+// Search parses and runs a ToolSearch query.
+func (ix *Index) Search(query string, opt Options) (Result, error) {
+	q, err := ParseQuery(query)
+	if err != nil {
+		return Result{}, err
+	}
+	return ix.Run(q, opt), nil
+}
+
+// Run executes a parsed query.
+func (ix *Index) Run(q Query, opt Options) Result {
+	n := opt.Max
+	if n <= 0 {
+		n = DefaultMax
+	}
+	n = min(n, MaxResults)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	res := Result{Kind: q.Kind, Deferred: ix.nDeferred}
+	switch q.Kind {
+	case KindSelect:
+		ix.runSelect(q.Names, &res)
+		return res
+	case KindPrefix:
+		if ix.runPrefix(q.Prefix, n, &res) {
+			return res
+		}
+		res.Kind = KindKeyword
+	case KindDiscover:
+		opt.Mode = ModeTFIDF
+	}
+	var exact []*doc
+	if q.Kind != KindDiscover {
+		exact = ix.exact(q.Text)
+		for _, d := range exact {
+			if d.core {
+				res.AlreadyLoaded = append(res.AlreadyLoaded, d.name)
+				continue
+			}
+			res.Hits = append(res.Hits, Hit{Name: d.name, Score: 1, Keyword: 1, TFIDF: 1, Match: MatchExact})
+		}
+		res.AlreadyLoaded = append(res.AlreadyLoaded, ix.coreMentions(q.Text, exact)...)
+		if len(res.Hits) >= n {
+			res.Hits = res.Hits[:n]
+			return res
+		}
+	}
+	res.Hits = append(res.Hits, ix.rank(q.Text, opt.Mode, n-len(res.Hits), exact)...)
+	return res
+}
+
+func (ix *Index) runSelect(names []string, res *Result) {
+	seen := make(map[*doc]bool)
+	for _, name := range names {
+		d := ix.docs[name]
+		if d == nil {
+			if ds := ix.lookupKey(name); len(ds) > 0 {
+				d = ds[0]
+			}
+		}
+		switch {
+		case d == nil:
+			res.NotFound = append(res.NotFound, name)
+		case seen[d]:
+		case d.core:
+			seen[d] = true
+			res.AlreadyLoaded = append(res.AlreadyLoaded, d.name)
+		default:
+			seen[d] = true
+			res.Hits = append(res.Hits, Hit{Name: d.name, Score: 1, Keyword: 1, TFIDF: 1, Match: MatchSelect})
+		}
+	}
+}
+
+// lookupKey finds documents by an exact-name spelling, preferring the
+// lower-case form over the canonical one. Deferred documents come first.
+func (ix *Index) lookupKey(s string) []*doc {
+	ds := ix.keys[strings.ToLower(strings.TrimSpace(s))]
+	if len(ds) == 0 {
+		ds = ix.keys[canonical(s)]
+	}
+	return ds
+}
+
+// exact returns the documents the whole query names, sorted by name.
+func (ix *Index) exact(text string) []*doc {
+	ds := slices.Clone(ix.lookupKey(text))
+	slices.SortFunc(ds, func(a, b *doc) int { return strings.Compare(a.name, b.name) })
+	return ds
+}
+
+func (ix *Index) runPrefix(prefix string, n int, res *Result) bool {
+	var names []string
+	for _, sh := range ix.shards {
+		for _, d := range sh.docs {
+			if d != nil && strings.HasPrefix(strings.ToLower(d.name), prefix) {
+				names = append(names, d.name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return false
+	}
+	slices.Sort(names)
+	for _, name := range names[:min(n, len(names))] {
+		res.Hits = append(res.Hits, Hit{Name: name, Score: 1, Keyword: 1, Match: MatchPrefix})
+	}
+	return true
+}
+
+// plan is a query compiled against the global vocabulary.
+type plan struct {
+	mode     Mode
+	wk, wt   float64
+	minTF    float64
+	boostMin float64
+
+	tf       []qterm
+	qnorm    float64
+	cjkTerms int
+
+	kw      []kwTerm
+	known   int    // keyword terms the catalog knows
+	reqAll  uint64 // bits of required terms
+	noMatch bool   // a required term matches nothing
+
+	boost   [][]int32 // per shard: slots of name-boosted documents
+	exclude map[*doc]bool
+	n       int
+}
+
+type qterm struct {
+	id  uint32
+	w   float64 // query tf × idf
+	idf float64
+	cjk bool
+}
+
+type kwTerm struct {
+	// words are the ids of the term's words. A one-word term matches any
+	// field; with several, every word must match the same field (only the
+	// name, when whole is set).
+	words []uint32
+	// whole is the id of the whole term as a description or hint word, for
+	// identifier terms (send_message); -1 when unknown or not used.
+	whole      int64
+	identifier bool     // several words from one identifier (send_message)
+	partial    []uint32 // ids of name parts containing the (single) word
+	bit        uint64   // required bit, or 0
+}
+
+func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
+	p := &plan{
+		mode: mode, wk: ix.cfg.KeywordWeight, wt: ix.cfg.TFIDFWeight,
+		minTF: ix.cfg.MinTFIDF, boostMin: ix.cfg.NameBoost, n: n,
+	}
+	switch mode {
+	case ModeKeyword:
+		p.wk, p.wt = 1, 0
+	case ModeTFIDF:
+		p.wk, p.wt = 0, 1
+	}
+	if len(exact) > 0 {
+		p.exclude = make(map[*doc]bool, len(exact))
+		for _, d := range exact {
+			p.exclude[d] = true
+		}
+	}
+	N := float64(ix.nDeferred)
+	if p.wt > 0 {
+		terms := ix.an.Terms(nil, text)
+		counts := make(map[string]int, len(terms))
+		most := 1
+		var order []string
+		for _, t := range terms {
+			if counts[t] == 0 {
+				order = append(order, t)
+			}
+			counts[t]++
+			most = max(most, counts[t])
+		}
+		for _, t := range order {
+			id, ok := ix.tf.lookup(t)
+			if !ok {
+				continue
+			}
+			idf := math.Log(N / float64(ix.tf.df[id]))
+			w := float64(counts[t]) / float64(most) * idf
+			p.qnorm += w * w
+			cjk := isCJKTerm(t)
+			if cjk {
+				p.cjkTerms++
+			}
+			if idf > 0 {
+				p.tf = append(p.tf, qterm{id: id, w: w, idf: idf, cjk: cjk})
+			}
+		}
+		p.qnorm = math.Sqrt(p.qnorm)
+		p.boost, _ = ix.boosted(text)
+	}
+	if p.wk > 0 {
+		var reqBit uint64 = 1
+		for _, t := range ix.an.KeywordTerms(text) {
+			kt := kwTerm{whole: -1, identifier: len(t.Words) > 1 && t.Whole != ""}
+			if kt.identifier {
+				if id, found := ix.kw.lookup(t.Whole); found {
+					kt.whole = int64(id)
+				}
+			}
+			ok := true
+			for _, w := range t.Words {
+				id, found := ix.kw.lookup(w)
+				if !found {
+					ok = false
+					break
+				}
+				kt.words = append(kt.words, id)
+			}
+			if !ok {
+				kt.words = nil
+			}
+			if len(t.Words) == 1 && len(t.Words[0]) >= 3 {
+				for _, part := range ix.parts.containing(t.Words[0]) {
+					if id, found := ix.kw.lookup(part); found {
+						kt.partial = append(kt.partial, id)
+					}
+				}
+			}
+			known := len(kt.words) > 0 || len(kt.partial) > 0 || kt.whole >= 0
+			if t.Required {
+				if !known {
+					p.noMatch = true
+				}
+				if reqBit != 0 {
+					kt.bit = reqBit
+					p.reqAll |= reqBit
+					reqBit <<= 1
+				}
+			}
+			if known {
+				p.known++
+				p.kw = append(p.kw, kt)
+			}
+		}
+	}
+	return p
+}
+
+// boosted finds the documents whose name phrase occurs as consecutive
+// whole words of the query: deferred ones by shard slot, core ones apart.
+func (ix *Index) boosted(text string) (slots [][]int32, core []*doc) {
+	var words []string
+	for _, tok := range analysis.Tokens(text) {
+		if tok.CJK {
+			words = append(words, "")
+			continue
+		}
+		for _, p := range tok.Parts {
+			words = append(words, ix.an.Stem(p))
+		}
+		if len(words) > 512 {
+			break
+		}
+	}
+	const maxPhrase = 8
+	for i := range words {
+		var b strings.Builder
+		for j := i; j < len(words) && j < i+maxPhrase; j++ {
+			if words[j] == "" {
+				break
+			}
+			if j > i {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[j])
+			for _, d := range ix.boost[b.String()] {
+				if d.core {
+					core = append(core, d)
+					continue
+				}
+				if slots == nil {
+					slots = make([][]int32, len(ix.shards))
+				}
+				slots[d.shard] = append(slots[d.shard], d.slot)
+			}
+		}
+	}
+	return slots, core
+}
+
+// coreMentions returns the core tools a keyword query is about: those whose
+// name phrase it contains, or one of whose name parts is a query word.
+// Core tools are never ranked, but a frontend should hear that the tool it
+// is looking for is already loaded.
+func (ix *Index) coreMentions(text string, exclude []*doc) []string {
+	if len(ix.core) == 0 {
+		return nil
+	}
+	words := make(map[string]bool)
+	for _, t := range ix.an.KeywordTerms(text) {
+		for _, w := range t.Words {
+			words[w] = true
+		}
+	}
+	_, named := ix.boosted(text)
+	var out []string
+	for d := range ix.core {
+		hit := slices.Contains(named, d)
+		for _, p := range d.parts {
+			hit = hit || words[p]
+		}
+		if hit && !slices.Contains(exclude, d) {
+			out = append(out, d.name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rank scores deferred documents for text and returns the best n.
+func (ix *Index) rank(text string, mode Mode, n int, exact []*doc) []Hit {
+	p := ix.compile(text, mode, n, exact)
+	if p.noMatch || (len(p.tf) == 0 && len(p.kw) == 0 && p.boost == nil) {
+		return nil
+	}
+	tops := make([][]Hit, len(ix.shards))
+	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
+		var wg sync.WaitGroup
+		for i := range ix.shards {
+			wg.Go(func() { tops[i] = ix.scoreShard(i, p) })
+		}
+		wg.Wait()
+	} else {
+		for i := range ix.shards {
+			tops[i] = ix.scoreShard(i, p)
+		}
+	}
+	var all []Hit
+	for _, t := range tops {
+		all = append(all, t...)
+	}
+	slices.SortFunc(all, compareHits)
+	return all[:min(n, len(all))]
+}
+
+func compareHits(a, b Hit) int {
+	switch {
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// scratch holds one shard search's accumulators, indexed by slot.
+type scratch struct {
+	acc     []float64 // TF-IDF dot product
+	kwsum   []float64 // Σ min(points, 16)/16 over terms
+	pts     []int32
+	req     []uint64
+	cjk     []uint16
+	flags   []uint8 // flagTouched, flagASCII, flagBoost
+	term    []uint8 // per-term field bits
+	and     []uint8 // compound-term intersection
+	tmp     []uint8
+	touched []int32
+	tterm   []int32 // touched by the current term
+}
+
+const (
+	flagTouched uint8 = 1 << iota
+	flagASCII
+	flagBoost
+)
+
+// keywordFull is the number of points that counts as a full match of one
+// term: a built-in tool's name part (10), hint (4) and description (2).
+const keywordFull = 16
+
+func (sh *shard) getScratch() *scratch {
+	n := len(sh.docs)
+	s, _ := sh.pool.Get().(*scratch)
+	if s == nil || len(s.acc) < n {
+		c := n + n/4 + 16
+		s = &scratch{
+			acc: make([]float64, c), kwsum: make([]float64, c), pts: make([]int32, c),
+			req: make([]uint64, c), cjk: make([]uint16, c), flags: make([]uint8, c),
+			term: make([]uint8, c), and: make([]uint8, c), tmp: make([]uint8, c),
+		}
+	}
+	return s
+}
+
+func (sh *shard) putScratch(s *scratch) {
+	for _, slot := range s.touched {
+		s.acc[slot], s.kwsum[slot], s.pts[slot], s.req[slot], s.cjk[slot], s.flags[slot] = 0, 0, 0, 0, 0, 0
+	}
+	s.touched = s.touched[:0]
+	sh.pool.Put(s)
+}
+
+func (ix *Index) scoreShard(i int, p *plan) []Hit {
+	sh := ix.shards[i]
+	s := sh.getScratch()
+	defer sh.putScratch(s)
+	touch := func(slot uint32) {
+		if s.flags[slot]&flagTouched == 0 {
+			s.flags[slot] |= flagTouched
+			s.touched = append(s.touched, int32(slot))
+		}
+	}
+	// TF-IDF dot products, summed in query-term order.
+	for _, q := range p.tf {
+		if int(q.id) >= len(sh.tf) {
+			continue
+		}
+		for _, post := range sh.tf[q.id] {
+			touch(post.slot)
+			s.acc[post.slot] += q.w * float64(post.w) * q.idf
+			if q.cjk {
+				s.cjk[post.slot]++
+			} else {
+				s.flags[post.slot] |= flagASCII
+			}
+		}
+	}
+	if p.boost != nil {
+		for _, slot := range p.boost[i] {
+			touch(uint32(slot))
+			s.flags[slot] |= flagBoost
+		}
+	}
+	// Keyword points, term by term.
+	for _, t := range p.kw {
+		ix.keywordTerm(sh, s, t)
+		for _, slot := range s.tterm {
+			bits := s.term[slot]
+			s.term[slot] = 0
+			mcp := sh.docs[slot].mcp
+			pts := 0
+			switch {
+			case bits&fieldName != 0:
+				pts += pick(mcp, 12, 10)
+			case bits&fieldPartial != 0:
+				pts += pick(mcp, 6, 5)
+			}
+			if bits&fieldHint != 0 {
+				pts += 4
+			}
+			if bits&fieldDesc != 0 {
+				pts += 2
+			}
+			if pts == 0 {
+				continue
+			}
+			touch(uint32(slot))
+			s.pts[slot] += int32(pts)
+			s.kwsum[slot] += math.Sqrt(float64(min(pts, keywordFull)) / keywordFull)
+			s.req[slot] |= t.bit
+		}
+		s.tterm = s.tterm[:0]
+	}
+	// Combine.
+	var top []Hit
+	for _, slot := range s.touched {
+		if s.req[slot]&p.reqAll != p.reqAll {
+			continue
+		}
+		d := sh.docs[slot]
+		if p.exclude[d] {
+			continue
+		}
+		var cos float64
+		if s.acc[slot] > 0 && p.qnorm > 0 {
+			if dn := ix.norm(d); dn > 0 {
+				cos = s.acc[slot] / (p.qnorm * dn)
+			}
+			if p.cjkTerms > 0 && s.flags[slot]&flagASCII == 0 && int(s.cjk[slot]) < min(2, p.cjkTerms) {
+				cos = 0
+			}
+		}
+		if s.flags[slot]&flagBoost != 0 {
+			cos = max(cos, p.boostMin)
+		}
+		if cos < p.minTF {
+			cos = 0
+		}
+		var kw float64
+		if p.known > 0 {
+			kw = s.kwsum[slot] / float64(p.known)
+		}
+		score := p.wk*kw + p.wt*cos
+		if score <= 0 {
+			continue
+		}
+		top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(s.pts[slot])}, p.n)
+	}
+	return top
+}
+
+// keywordTerm sets s.term[slot] to the field bits one term matches in each
+// document, listing the documents in s.tterm.
+func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
+	mark := func(slot uint32, bits uint8) {
+		if bits == 0 {
+			return
+		}
+		if s.term[slot] == 0 {
+			s.tterm = append(s.tterm, int32(slot))
+		}
+		s.term[slot] |= bits
+	}
+	postings := func(id uint32) []kwPost {
+		if int(id) < len(sh.kw) {
+			return sh.kw[id]
+		}
+		return nil
+	}
+	switch {
+	case len(t.words) == 1:
+		for _, post := range postings(t.words[0]) {
+			mark(post.slot, post.mask)
+		}
+	case len(t.words) > 1:
+		// Every word must match the same field. Identifier terms
+		// (send_message) match name parts so, and descriptions whole.
+		keep := uint8(0xff)
+		if t.identifier {
+			keep = fieldName
+		}
+		first := postings(t.words[0])
+		for _, post := range first {
+			s.and[post.slot] = post.mask & keep
+		}
+		for _, id := range t.words[1:] {
+			for _, post := range postings(id) {
+				s.tmp[post.slot] = post.mask
+			}
+			for _, post := range first {
+				s.and[post.slot] &= s.tmp[post.slot]
+			}
+			for _, post := range postings(id) {
+				s.tmp[post.slot] = 0
+			}
+		}
+		for _, post := range first {
+			mark(post.slot, s.and[post.slot])
+			s.and[post.slot] = 0
+		}
+	}
+	if t.whole >= 0 {
+		for _, post := range postings(uint32(t.whole)) {
+			mark(post.slot, post.mask&(fieldHint|fieldDesc))
+		}
+	}
+	for _, id := range t.partial {
+		for _, post := range postings(id) {
+			if post.mask&fieldName != 0 {
+				mark(post.slot, fieldPartial)
+			}
+		}
+	}
+}
+
+// norm returns the document's TF-IDF vector length under the current
+// statistics, computed at most once per index epoch.
+func (ix *Index) norm(d *doc) float64 {
+	if d.normEpoch.Load() == ix.epoch {
+		return math.Float64frombits(d.normBits.Load())
+	}
+	N := float64(ix.nDeferred)
+	var sum float64
+	for _, t := range d.terms {
+		w := float64(t.w) * math.Log(N/float64(ix.tf.df[t.id]))
+		sum += w * w
+	}
+	n := math.Sqrt(sum)
+	d.normBits.Store(math.Float64bits(n))
+	d.normEpoch.Store(ix.epoch)
+	return n
+}
+
+// insertTop keeps top sorted best first and at most n long.
+func insertTop(top []Hit, h Hit, n int) []Hit {
+	if len(top) == n && compareHits(h, top[n-1]) >= 0 {
+		return top
+	}
+	i, _ := slices.BinarySearchFunc(top, h, compareHits)
+	if len(top) < n {
+		top = append(top, Hit{})
+	}
+	copy(top[i+1:], top[i:])
+	top[i] = h
+	return top
+}
+
+func pick(c bool, a, b int) int {
+	if c {
+		return a
+	}
+	return b
+}
+
+func isCJKTerm(t string) bool {
+	for _, r := range t {
+		return r >= 0x2E80
+	}
+	return false
+}

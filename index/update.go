@@ -1,0 +1,359 @@
+package index
+
+import (
+	"hash/maphash"
+	"strings"
+
+	"github.com/tooldex/tooldex/index/analysis"
+)
+
+// vocab maps strings to dense ids with a document frequency each. Ids of
+// strings whose frequency drops to zero are reused.
+type vocab struct {
+	ids  map[string]uint32
+	strs []string // by id
+	df   []int32
+	free []uint32
+}
+
+func newVocab() vocab { return vocab{ids: make(map[string]uint32)} }
+
+// ref returns the id of s, creating it, and counts one more document.
+func (v *vocab) ref(s string) uint32 {
+	id, ok := v.ids[s]
+	if !ok {
+		if n := len(v.free); n > 0 {
+			id = v.free[n-1]
+			v.free = v.free[:n-1]
+		} else {
+			id = uint32(len(v.df))
+			v.df = append(v.df, 0)
+			v.strs = append(v.strs, "")
+		}
+		v.ids[s] = id
+		v.strs[id] = s
+	}
+	v.df[id]++
+	return id
+}
+
+// unref counts one document less for s and frees its id at zero.
+func (v *vocab) unref(id uint32) {
+	v.df[id]--
+	if v.df[id] == 0 {
+		delete(v.ids, v.strs[id])
+		v.strs[id] = ""
+		v.free = append(v.free, id)
+	}
+}
+
+// lookup returns the id of s if some document has it.
+func (v *vocab) lookup(s string) (uint32, bool) {
+	id, ok := v.ids[s]
+	return id, ok
+}
+
+// parts is the vocabulary of name parts of deferred documents, with a
+// trigram index so that the parts containing a term are found without a
+// scan.
+type parts struct {
+	count map[string]int32
+	grams map[string][]string
+}
+
+func (p *parts) ref(s string) {
+	p.count[s]++
+	if p.count[s] > 1 {
+		return
+	}
+	for _, g := range trigrams(s) {
+		p.grams[g] = append(p.grams[g], s)
+	}
+}
+
+func (p *parts) unref(s string) {
+	p.count[s]--
+	if p.count[s] > 0 {
+		return
+	}
+	delete(p.count, s)
+	for _, g := range trigrams(s) {
+		list := p.grams[g]
+		for i, x := range list {
+			if x == s {
+				list[i] = list[len(list)-1]
+				list = list[:len(list)-1]
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(p.grams, g)
+		} else {
+			p.grams[g] = list
+		}
+	}
+}
+
+// containing returns the parts that contain term (len(term) >= 3) without
+// being equal to it.
+func (p *parts) containing(term string) []string {
+	gs := trigrams(term)
+	if len(gs) == 0 {
+		return nil
+	}
+	best := p.grams[gs[0]]
+	for _, g := range gs[1:] {
+		if l := p.grams[g]; len(l) < len(best) {
+			best = l
+		}
+	}
+	var out []string
+	for _, s := range best {
+		if s != term && strings.Contains(s, term) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// trigrams returns the distinct byte trigrams of s.
+func trigrams(s string) []string {
+	if len(s) < 3 {
+		return nil
+	}
+	out := make([]string, 0, len(s)-2)
+	for i := 0; i+3 <= len(s); i++ {
+		g := s[i : i+3]
+		dup := false
+		for _, x := range out {
+			if x == g {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// add inserts a prepared document. The caller holds the write lock.
+func (ix *Index) add(d *doc) {
+	ix.docs[d.name] = d
+	for _, k := range d.keys {
+		ix.keys[k] = append(ix.keys[k], d)
+	}
+	for _, k := range d.boostKeys {
+		ix.boost[k] = append(ix.boost[k], d)
+	}
+	if d.core {
+		ix.core[d] = true
+		return
+	}
+	ix.nDeferred++
+	for _, p := range d.parts {
+		ix.parts.ref(p)
+	}
+	d.shard = int(maphash.String(ix.seed, d.name) % uint64(len(ix.shards)))
+	sh := ix.shards[d.shard]
+	if n := len(sh.free); n > 0 {
+		d.slot = sh.free[n-1]
+		sh.free = sh.free[:n-1]
+		sh.docs[d.slot] = d
+	} else {
+		d.slot = int32(len(sh.docs))
+		sh.docs = append(sh.docs, d)
+	}
+	slot := uint32(d.slot)
+	for i, t := range d.pending.terms {
+		id := ix.tf.ref(t)
+		for int(id) >= len(sh.tf) {
+			sh.tf = append(sh.tf, nil)
+		}
+		d.terms[i].id = id
+		d.terms[i].pos = uint32(len(sh.tf[id]))
+		sh.tf[id] = append(sh.tf[id], tfPost{slot: slot, w: d.terms[i].w})
+	}
+	for i, w := range d.pending.words {
+		id := ix.kw.ref(w)
+		for int(id) >= len(sh.kw) {
+			sh.kw = append(sh.kw, nil)
+		}
+		d.kw[i].id = id
+		d.kw[i].pos = uint32(len(sh.kw[id]))
+		sh.kw[id] = append(sh.kw[id], kwPost{slot: slot, mask: d.kw[i].mask})
+	}
+	d.pending = nil
+}
+
+// remove deletes a document. The caller holds the write lock.
+func (ix *Index) remove(d *doc) {
+	delete(ix.docs, d.name)
+	for _, k := range d.keys {
+		ix.keys[k] = without(ix.keys[k], d)
+		if len(ix.keys[k]) == 0 {
+			delete(ix.keys, k)
+		}
+	}
+	for _, k := range d.boostKeys {
+		ix.boost[k] = without(ix.boost[k], d)
+		if len(ix.boost[k]) == 0 {
+			delete(ix.boost, k)
+		}
+	}
+	if d.core {
+		delete(ix.core, d)
+		return
+	}
+	ix.nDeferred--
+	for _, p := range d.parts {
+		ix.parts.unref(p)
+	}
+	sh := ix.shards[d.shard]
+	for _, t := range d.terms {
+		list := sh.tf[t.id]
+		last := len(list) - 1
+		if int(t.pos) != last {
+			moved := list[last]
+			list[t.pos] = moved
+			md := sh.docs[moved.slot]
+			for j := range md.terms {
+				if md.terms[j].id == t.id {
+					md.terms[j].pos = t.pos
+					break
+				}
+			}
+		}
+		sh.tf[t.id] = list[:last]
+		ix.tf.unref(t.id)
+	}
+	for _, w := range d.kw {
+		list := sh.kw[w.id]
+		last := len(list) - 1
+		if int(w.pos) != last {
+			moved := list[last]
+			list[w.pos] = moved
+			md := sh.docs[moved.slot]
+			for j := range md.kw {
+				if md.kw[j].id == w.id {
+					md.kw[j].pos = w.pos
+					break
+				}
+			}
+		}
+		sh.kw[w.id] = list[:last]
+		ix.kw.unref(w.id)
+	}
+	sh.docs[d.slot] = nil
+	sh.free = append(sh.free, d.slot)
+}
+
+func without(list []*doc, d *doc) []*doc {
+	for i, x := range list {
+		if x == d {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+func isMCP(name string) bool { return strings.HasPrefix(name, "mcp__") }
+
+// stripMCP drops the "mcp__" prefix: the server and tool parts remain.
+func stripMCP(name string) string {
+	if isMCP(name) {
+		return name[len("mcp__"):]
+	}
+	return name
+}
+
+// mcpTool returns the tool part of mcp__server__tool, or "".
+func mcpTool(name string) string {
+	if !isMCP(name) {
+		return ""
+	}
+	_, tool, ok := strings.Cut(stripMCP(name), "__")
+	if !ok {
+		return ""
+	}
+	return tool
+}
+
+// canonical joins the identifier parts of every word of s with single
+// spaces: "find symbol", "find_symbol", "FindSymbol" and "findSymbol" all
+// become "find symbol".
+func canonical(s string) string {
+	var all []string
+	for _, f := range strings.Fields(s) {
+		all = append(all, analysis.SplitIdentifier(f)...)
+	}
+	return strings.Join(all, " ")
+}
+
+// nameKeys are the spellings under which exact-name lookups find a tool:
+// its lower-case name and aliases, their canonical forms, and for an MCP
+// tool with a multi-part tool name the canonical tool part alone
+// (mcp__serena__find_symbol is found by "find symbol").
+func nameKeys(name string, aliases []string) []string {
+	var keys []string
+	add := func(k string) {
+		if k == "" {
+			return
+		}
+		for _, x := range keys {
+			if x == k {
+				return
+			}
+		}
+		keys = append(keys, k)
+	}
+	for _, n := range append([]string{name}, aliases...) {
+		add(strings.ToLower(n))
+		add(canonical(n))
+		if t := mcpTool(n); t != "" && len(analysis.SplitIdentifier(t)) >= 2 {
+			add(canonical(t))
+		}
+	}
+	return keys
+}
+
+// boostKeys are the stemmed word phrases that, found in a query, name the
+// tool: its whole name without the mcp__ prefix, and for MCP tools the tool
+// part when it has two or more words.
+func (ix *Index) boostKeys(name string) []string {
+	keys := []string{ix.stemPhrase(analysis.SplitIdentifier(stripMCP(name)))}
+	if t := mcpTool(name); t != "" {
+		if p := analysis.SplitIdentifier(t); len(p) >= 2 {
+			if k := ix.stemPhrase(p); k != keys[0] {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+func (ix *Index) stemPhrase(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = ix.an.Stem(w)
+	}
+	return strings.Join(out, " ")
+}
+
+func uniq(s []string) []string {
+	out := s[:0:0]
+	for _, x := range s {
+		dup := false
+		for _, y := range out {
+			if x == y {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, x)
+		}
+	}
+	return out
+}
