@@ -18,7 +18,8 @@ type Config struct {
 	KeywordWeight, TFIDFWeight float64
 	// MinTFIDF drops TF-IDF matches below it.
 	MinTFIDF float64
-	// NameBoost is the TF-IDF floor for a tool whose name the query names.
+	// NameBoost is the TF-IDF floor for a tool whose name the query names;
+	// negative disables it.
 	NameBoost float64
 	// Field weights for TF-IDF.
 	NameWeight, HintWeight, DescWeight, ParamWeight float64

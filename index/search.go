@@ -549,7 +549,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				cos = 0
 			}
 		}
-		if s.flags[slot]&flagBoost != 0 {
+		if s.flags[slot]&flagBoost != 0 && p.boostMin > 0 {
 			cos = max(cos, p.boostMin)
 		}
 		if cos < p.minTF {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/tooldex/tooldex/index/analysis"
@@ -320,12 +321,18 @@ func nameKeys(name string, aliases []string) []string {
 
 // boostKeys are the stemmed word phrases that, found in a query, name the
 // tool: its whole name without the mcp__ prefix, and for MCP tools the tool
-// part when it has two or more words.
+// part, each only when it has two or more words. A one-word name (Config,
+// search) is an ordinary word of many queries; flooring every tool so named
+// at the boost drowned the ranking on large catalogs (see
+// docs/BENCHMARKS.md).
 func (ix *Index) boostKeys(name string) []string {
-	keys := []string{ix.stemPhrase(analysis.SplitIdentifier(stripMCP(name)))}
+	var keys []string
+	if p := analysis.SplitIdentifier(stripMCP(name)); len(p) >= 2 {
+		keys = append(keys, ix.stemPhrase(p))
+	}
 	if t := mcpTool(name); t != "" {
 		if p := analysis.SplitIdentifier(t); len(p) >= 2 {
-			if k := ix.stemPhrase(p); k != keys[0] {
+			if k := ix.stemPhrase(p); !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}

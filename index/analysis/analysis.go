@@ -155,7 +155,10 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 			continue
 		}
 		if len(tok.Parts) > 1 {
-			dst = append(dst, tok.Joined())
+			// The joined form is filtered too: "it's" must not give "its".
+			if j := tok.Joined(); !a.IsStopWord(j) {
+				dst = append(dst, j)
+			}
 		}
 		for _, p := range tok.Parts {
 			if a.keep(p) {
@@ -171,8 +174,8 @@ func (a *Analyzer) keep(p string) bool {
 	if _, stop := a.stop[p]; stop {
 		return false
 	}
-	if len(p) == 1 && !isDigit(rune(p[0])) {
-		return false
+	if r, n := utf8.DecodeRuneInString(p); n == len(p) && !unicode.IsDigit(r) {
+		return false // one letter (of any script), not a digit
 	}
 	return true
 }
@@ -286,8 +289,6 @@ func SplitIdentifier(s string) []string {
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
 }
-
-func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 func isASCIILetters(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -1,0 +1,19 @@
+# syntax=docker/dockerfile:1
+
+# Build stage: static binaries for the server and the client.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/tooldex-server ./cmd/server && \
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/tooldex ./cmd/client
+
+# Runtime stage: distroless, no shell, runs as an unprivileged user.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/tooldex-server /usr/local/bin/tooldex-server
+COPY --from=build /out/tooldex /usr/local/bin/tooldex
+USER nonroot:nonroot
+EXPOSE 50051
+ENV TOOLDEX_ADDR=0.0.0.0:50051
+ENTRYPOINT ["/usr/local/bin/tooldex-server"]

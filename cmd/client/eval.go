@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/tooldex/tooldex/eval"
+	"github.com/tooldex/tooldex/index"
+)
+
+// cmdEval loads a dataset into an in-process index and prints retrieval
+// metrics for keyword-only, TF-IDF-only and hybrid ranking.
+func cmdEval(e env, args []string) error {
+	fs := newFlags("eval", e, nil)
+	tools := fs.String("tools", "", "dataset tools.jsonl")
+	queries := fs.String("queries", "", "dataset queries.jsonl")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	wk := fs.Float64("weight-keyword", index.DefaultConfig().KeywordWeight, "hybrid keyword weight")
+	wt := fs.Float64("weight-tfidf", index.DefaultConfig().TFIDFWeight, "hybrid TF-IDF weight")
+	pw := fs.Float64("param-weight", index.DefaultConfig().ParamWeight, "TF-IDF weight of parameter text")
+	boost := fs.Float64("name-boost", index.DefaultConfig().NameBoost, "TF-IDF floor for tools the query names (negative: off)")
+	groups := fs.Bool("groups", false, "also report server-level Recall@5 (group = server)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tools == "" || *queries == "" {
+		return errors.New("eval: --tools and --queries are required")
+	}
+	ds, err := eval.Load(*tools, *queries)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	ix := index.New(index.Config{KeywordWeight: *wk, TFIDFWeight: *wt, ParamWeight: *pw, NameBoost: *boost})
+	for _, t := range ds.Tools {
+		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
+	}
+	modes := []struct {
+		key  string
+		mode index.Mode
+	}{{"keyword", index.ModeKeyword}, {"tfidf", index.ModeTFIDF}, {"hybrid", index.ModeHybrid}}
+	out := make(map[string]any)
+	var order []string
+	for _, m := range modes {
+		r := ranker{ix: ix, mode: m.mode}
+		metrics, err := eval.Run(ds, r)
+		if err != nil {
+			return fmt.Errorf("eval %s: %w", m.key, err)
+		}
+		out[m.key] = metrics
+		order = append(order, m.key)
+		if *groups {
+			g, err := eval.GroupRecall5(ds, r)
+			if err != nil {
+				return fmt.Errorf("eval %s: %w", m.key, err)
+			}
+			out[m.key+"_server_R@5"] = g
+		}
+	}
+	if *asJSON {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(e.stdout, string(b))
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%d tools, %d queries\n", len(ds.Tools), len(ds.Queries))
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ranking\tR@1\tR@5\tR@10\tNDCG@5\tNDCG@10\tComp@10\t")
+	for _, k := range order {
+		m := out[k].(eval.Metrics)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", k, m.R1, m.R5, m.R10, m.NDCG5, m.NDCG10, m.Comp10)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if *groups {
+		for _, k := range order {
+			fmt.Fprintf(e.stdout, "%s server-level R@5: %.1f\n", k, out[k+"_server_R@5"].(float64))
+		}
+	}
+	return nil
+}
+
+// ranker adapts the index to eval.Ranker. Dataset queries are ranked as
+// keyword text, whatever they start with.
+type ranker struct {
+	ix   *index.Index
+	mode index.Mode
+}
+
+func (r ranker) Rank(query string, k int) ([]string, error) {
+	if len(query) > index.MaxQueryBytes {
+		query = query[:index.MaxQueryBytes]
+	}
+	res := r.ix.Run(index.Query{Kind: index.KindKeyword, Text: query}, index.Options{Max: k, Mode: r.mode})
+	names := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		names[i] = h.Name
+	}
+	return names, nil
+}

@@ -1,0 +1,26 @@
+// Command tooldex is the command-line client of a tooldex server.
+//
+//	tooldex register FILE...      register tools (MCP tools/list, OpenAI or Anthropic tools arrays, tooldex JSON/JSONL; - for stdin)
+//	tooldex search QUERY...       run a ToolSearch query (select:, discover:, mcp__ prefixes, +required, keywords)
+//	tooldex discover TASK...      rank tools for a task, with schemas
+//	tooldex list                  list registered tools
+//	tooldex unregister NAME...    remove tools
+//	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
+//
+// Every command takes --addr (env TOOLDEX_ADDR, default localhost:50051),
+// --json (protojson output for scripts) and --timeout. Errors print one line
+// and exit 1.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "tooldex:", err)
+		os.Exit(1)
+	}
+}

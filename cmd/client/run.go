@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/toolfile"
+)
+
+const usage = `usage: tooldex COMMAND [flags] [args]
+
+commands:
+  register FILE...        register tools from files (- reads stdin)
+  search QUERY...         search deferred tools
+  discover TASK...        rank tools for a task, with schemas
+  list                    list registered tools
+  unregister NAME...      remove tools
+  eval                    evaluate ranking in-process on a dataset
+
+Run 'tooldex COMMAND -h' for a command's flags.`
+
+// common are the flags every server command has.
+type common struct {
+	addr    string
+	json    bool
+	timeout time.Duration
+}
+
+func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
+	addr := getenv("TOOLDEX_ADDR")
+	if addr == "" {
+		addr = "localhost:50051"
+	}
+	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR)")
+	fs.BoolVar(&c.json, "json", false, "print the response as JSON")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline for the call")
+}
+
+// env carries what commands need from the process.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	e := env{getenv: getenv, stdin: stdin, stdout: stdout}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "register":
+		return cmdRegister(ctx, e, args)
+	case "search":
+		return cmdSearch(ctx, e, args)
+	case "discover":
+		return cmdDiscover(ctx, e, args)
+	case "list":
+		return cmdList(ctx, e, args)
+	case "unregister":
+		return cmdUnregister(ctx, e, args)
+	case "eval":
+		return cmdEval(e, args)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// newFlags returns a command's flag set with the common flags.
+func newFlags(name string, e env, c *common) *flag.FlagSet {
+	fs := flag.NewFlagSet("tooldex "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stdout)
+	if c != nil {
+		c.register(fs, e.getenv)
+	}
+	return fs
+}
+
+// dial connects to the server and returns a client and a context with the
+// command's deadline.
+func dial(ctx context.Context, c *common) (tooldexv1.DiscoveryServiceClient, context.Context, func(), error) {
+	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("connect %s: %w", c.addr, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return tooldexv1.NewDiscoveryServiceClient(conn), ctx, func() { cancel(); conn.Close() }, nil
+}
+
+// rpcError renders a gRPC error as one line, field violations included.
+func rpcError(op string, err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	msg := fmt.Sprintf("%s: %s: %s", op, st.Code(), st.Message())
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok && len(br.GetFieldViolations()) > 0 && !strings.Contains(st.Message(), br.GetFieldViolations()[0].GetDescription()) {
+			for _, v := range br.GetFieldViolations() {
+				msg += fmt.Sprintf(" [%s: %s]", v.GetField(), v.GetDescription())
+			}
+		}
+	}
+	return errors.New(msg)
+}
+
+func printJSON(w io.Writer, m proto.Message) error {
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", EmitUnpopulated: false}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+func cmdRegister(ctx context.Context, e env, args []string) error {
+	var c common
+	fs := newFlags("register", e, &c)
+	validate := fs.Bool("validate-only", false, "check the tools, register nothing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("register: name at least one file")
+	}
+	var tools []*tooldexv1.Tool
+	for _, path := range fs.Args() {
+		var ts []*tooldexv1.Tool
+		var err error
+		if path == "-" {
+			data, rerr := io.ReadAll(e.stdin)
+			if rerr != nil {
+				return fmt.Errorf("register: stdin: %w", rerr)
+			}
+			ts, err = toolfile.Parse("stdin", data)
+		} else {
+			ts, err = toolfile.ReadFile(path)
+		}
+		if err != nil {
+			return fmt.Errorf("register: %w", err)
+		}
+		tools = append(tools, ts...)
+	}
+	client, ctx, done, err := dial(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := client.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: tools, ValidateOnly: *validate})
+	if err != nil {
+		return rpcError("register", err)
+	}
+	if c.json {
+		return printJSON(e.stdout, resp)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tOUTCOME\tLOADING")
+	for _, r := range resp.GetResults() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.GetName(), enumName(r.GetOutcome().String(), "REGISTER_OUTCOME_"), enumName(r.GetLoading().String(), "LOADING_"))
+	}
+	return tw.Flush()
+}
+
+func cmdSearch(ctx context.Context, e env, args []string) error {
+	var c common
+	fs := newFlags("search", e, &c)
+	max := fs.Int("max", 0, "maximum results (0: server default of 5)")
+	text := fs.Bool("text", false, "print the model-facing text instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	client, ctx, done, err := dial(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := client.Search(ctx, &tooldexv1.SearchRequest{Query: query, MaxResults: int32(*max)})
+	if err != nil {
+		return rpcError("search", err)
+	}
+	switch {
+	case c.json:
+		return printJSON(e.stdout, resp)
+	case *text:
+		_, err := fmt.Fprint(e.stdout, resp.GetText())
+		return err
+	}
+	if err := printResults(e.stdout, resp.GetResults()); err != nil {
+		return err
+	}
+	if al := resp.GetAlreadyLoaded(); len(al) > 0 {
+		fmt.Fprintf(e.stdout, "already loaded (core): %s\n", strings.Join(al, ", "))
+	}
+	if nf := resp.GetNotFound(); len(nf) > 0 {
+		fmt.Fprintf(e.stdout, "not found: %s\n", strings.Join(nf, ", "))
+	}
+	fmt.Fprintf(e.stdout, "%d result(s), %d deferred tools searched\n", len(resp.GetResults()), resp.GetTotalDeferredTools())
+	return nil
+}
+
+func cmdDiscover(ctx context.Context, e env, args []string) error {
+	var c common
+	fs := newFlags("discover", e, &c)
+	max := fs.Int("max", 0, "maximum results (0: server default of 5)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	client, ctx, done, err := dial(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.Join(fs.Args(), " "), MaxResults: int32(*max)})
+	if err != nil {
+		return rpcError("discover", err)
+	}
+	if c.json {
+		return printJSON(e.stdout, resp)
+	}
+	_, err = fmt.Fprint(e.stdout, resp.GetText())
+	return err
+}
+
+func printResults(w io.Writer, results []*tooldexv1.SearchResult) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tNAME\tSCORE\tKEYWORD\tTFIDF\tMATCH\tDESCRIPTION")
+	for i, r := range results {
+		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\n", i+1, r.GetTool().GetName(), r.GetScore(),
+			r.GetKeywordScore(), r.GetTfidfScore(), enumName(r.GetMatch().String(), "MATCH_KIND_"), cut(r.GetTool().GetDescription(), 60))
+	}
+	return tw.Flush()
+}
+
+func cmdList(ctx context.Context, e env, args []string) error {
+	var c common
+	fs := newFlags("list", e, &c)
+	prefix := fs.String("prefix", "", "only names with this prefix")
+	loading := fs.String("loading", "", "only core, deferred or excluded tools")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	req := &tooldexv1.ListToolsRequest{NamePrefix: *prefix}
+	if *loading != "" {
+		v, ok := tooldexv1.Loading_value["LOADING_"+strings.ToUpper(*loading)]
+		if !ok {
+			return fmt.Errorf("list: --loading must be core, deferred or excluded, not %q", *loading)
+		}
+		req.Loading = tooldexv1.Loading(v)
+	}
+	client, ctx, done, err := dial(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := client.ListTools(ctx, req)
+	if err != nil {
+		return rpcError("list", err)
+	}
+	if c.json {
+		return printJSON(e.stdout, resp)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tLOADING\tSOURCE\tDESCRIPTION")
+	for _, t := range resp.GetTools() {
+		src := enumName(t.GetSource().GetOrigin().String(), "ORIGIN_")
+		if id := t.GetSource().GetId(); id != "" {
+			src += ":" + id
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.GetName(), enumName(t.GetLoading().String(), "LOADING_"), src, cut(t.GetDescription(), 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%d tool(s)\n", len(resp.GetTools()))
+	return err
+}
+
+func cmdUnregister(ctx context.Context, e env, args []string) error {
+	var c common
+	fs := newFlags("unregister", e, &c)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New("unregister: name at least one tool")
+	}
+	client, ctx, done, err := dial(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	resp, err := client.UnregisterTools(ctx, &tooldexv1.UnregisterToolsRequest{Names: fs.Args()})
+	if err != nil {
+		return rpcError("unregister", err)
+	}
+	if c.json {
+		return printJSON(e.stdout, resp)
+	}
+	fmt.Fprintf(e.stdout, "removed %d: %s\n", len(resp.GetRemoved()), strings.Join(resp.GetRemoved(), ", "))
+	if nf := resp.GetNotFound(); len(nf) > 0 {
+		fmt.Fprintf(e.stdout, "not found: %s\n", strings.Join(nf, ", "))
+	}
+	return nil
+}
+
+func enumName(s, prefix string) string { return strings.ToLower(strings.TrimPrefix(s, prefix)) }
+
+// cut returns the first line of s, at most n runes.
+func cut(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

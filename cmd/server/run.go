@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/tooldex/tooldex/demo"
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/service"
+	"github.com/tooldex/tooldex/toolfile"
+)
+
+// config is the server's configuration after flags and environment.
+type config struct {
+	addr         string
+	catalogs     []string
+	demo         bool
+	shards       int
+	coreTools    string
+	exclude      string
+	includeForce string
+	wKeyword     float64
+	wTFIDF       float64
+	logLevel     string
+	logFormat    string
+	maxMsgBytes  int
+	grace        time.Duration
+}
+
+// specEnv maps flags to the spec's environment variable names, read when
+// neither the flag nor its TOOLDEX_ variable is set.
+var specEnv = map[string]string{
+	"exclude":        "TOOL_SEARCH_EXCLUDE",
+	"include-force":  "TOOL_SEARCH_INCLUDE_FORCE",
+	"weight-keyword": "TOOL_SEARCH_WEIGHT_KEYWORD",
+	"weight-tfidf":   "TOOL_SEARCH_WEIGHT_TFIDF",
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("tooldex-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.addr, "addr", "localhost:50051", "listen address (host:port; port 0 picks a free one)")
+	catalogs := fs.String("catalog", "", "comma-separated tool files to load at start (MCP tools/list, OpenAI or Anthropic tools arrays, tooldex JSON/JSONL)")
+	fs.BoolVar(&c.demo, "demo", true, "load the embedded demo catalog when no --catalog is given")
+	fs.IntVar(&c.shards, "shards", 0, "index shards (0: GOMAXPROCS)")
+	fs.StringVar(&c.coreTools, "core-tools", "", "comma-separated core tool names, replacing the default 31")
+	fs.StringVar(&c.exclude, "exclude", "", "comma-separated names or patterns (mcp__x__*) kept out of search")
+	fs.StringVar(&c.includeForce, "include-force", "", "comma-separated names or patterns forced into search even when core")
+	fs.Float64Var(&c.wKeyword, "weight-keyword", 0.4, "weight of the keyword score in the hybrid")
+	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0.6, "weight of the TF-IDF score in the hybrid")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
+	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", 16<<20, "largest gRPC message accepted or sent")
+	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := "TOOLDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v := getenv(env)
+		if v == "" && specEnv[f.Name] != "" {
+			env = specEnv[f.Name]
+			v = getenv(env)
+		}
+		if v == "" {
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%s=%q: %w", env, v, e)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.catalogs = service.SplitList(*catalogs)
+	if c.wKeyword < 0 || c.wTFIDF < 0 || c.wKeyword+c.wTFIDF == 0 {
+		return nil, fmt.Errorf("weights must be non-negative and not both zero (keyword %v, tfidf %v)", c.wKeyword, c.wTFIDF)
+	}
+	return c, nil
+}
+
+func newLogger(c *config, stderr io.Writer) (*zap.Logger, error) {
+	level, err := zapcore.ParseLevel(c.logLevel)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	var encoder zapcore.Encoder
+	switch c.logFormat {
+	case "json":
+		encoder = zapcore.NewJSONEncoder(enc)
+	case "console":
+		encoder = zapcore.NewConsoleEncoder(enc)
+	default:
+		return nil, fmt.Errorf("--log-format must be console or json, not %q", c.logFormat)
+	}
+	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(stderr), level)), nil
+}
+
+// run starts the server and blocks until ctx is done or serving fails.
+// Shutdown order: health NOT_SERVING, (host streams cancelled: none yet),
+// GracefulStop within --shutdown-grace, then Stop.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	c, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log, err := newLogger(c, stderr)
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush
+
+	policy := service.Policy{
+		Exclude:      service.SplitList(c.exclude),
+		IncludeForce: service.SplitList(c.includeForce),
+	}
+	if c.coreTools != "" {
+		policy.Core = service.SplitList(c.coreTools)
+	}
+	svc := service.New(service.Config{
+		Policy: policy,
+		Index:  index.Config{Shards: c.shards, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
+		Logger: log,
+	})
+	if err := loadCatalogs(ctx, svc, c, log); err != nil {
+		return err
+	}
+
+	lis, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	gs := grpc.NewServer(
+		grpc.MaxRecvMsgSize(c.maxMsgBytes),
+		grpc.MaxSendMsgSize(c.maxMsgBytes),
+		grpc.ChainUnaryInterceptor(service.UnaryInterceptor(log)),
+	)
+	tooldexv1.RegisterDiscoveryServiceServer(gs, svc)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	hs.SetServingStatus(tooldexv1.DiscoveryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	reflection.Register(gs)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- gs.Serve(lis) }()
+	log.Info("serving", zap.String("addr", lis.Addr().String()), zap.Int("tools", svc.Index().Len()), zap.Int("deferred", svc.Index().Deferred()))
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", zap.Duration("grace", c.grace))
+	hs.Shutdown()
+	stopped := make(chan struct{})
+	go func() {
+		gs.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(c.grace)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		log.Warn("grace period over, stopping in-flight calls")
+		gs.Stop()
+		<-stopped
+	}
+	<-serveErr
+	log.Info("stopped")
+	return nil
+}
+
+// loadCatalogs registers the --catalog files, or the demo catalog.
+func loadCatalogs(ctx context.Context, svc *service.Server, c *config, log *zap.Logger) error {
+	type file struct {
+		name string
+		read func() ([]*tooldexv1.Tool, error)
+	}
+	var files []file
+	for _, path := range c.catalogs {
+		files = append(files, file{path, func() ([]*tooldexv1.Tool, error) { return toolfile.ReadFile(path) }})
+	}
+	if len(files) == 0 && c.demo {
+		files = append(files, file{demo.Name, func() ([]*tooldexv1.Tool, error) { return toolfile.Parse(demo.Name, demo.Catalog) }})
+	}
+	for _, f := range files {
+		tools, err := f.read()
+		if err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		for _, t := range tools {
+			t.Source = &tooldexv1.ToolSource{Origin: tooldexv1.Origin_ORIGIN_CATALOG, Id: f.name}
+		}
+		for start := 0; start < len(tools); start += service.MaxBatch {
+			batch := tools[start:min(start+service.MaxBatch, len(tools))]
+			if _, err := svc.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: batch}); err != nil {
+				return fmt.Errorf("catalog %s: %w", f.name, err)
+			}
+		}
+		log.Info("catalog loaded", zap.String("file", f.name), zap.Int("tools", len(tools)))
+	}
+	return nil
+}

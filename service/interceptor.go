@@ -1,0 +1,48 @@
+package service
+
+import (
+	"context"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// UnaryInterceptor logs each call (health checks excluded) and turns a
+// panic into INTERNAL, so one bad request never takes the process down.
+// Recovery is innermost: the log records the resulting code.
+func UnaryInterceptor(log *zap.Logger) grpc.UnaryServerInterceptor {
+	log = log.Named("rpc")
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		start := time.Now()
+		resp, err = recovered(ctx, req, info, handler, log)
+		if strings.HasPrefix(info.FullMethod, "/grpc.health.") {
+			return resp, err
+		}
+		code := status.Code(err)
+		fields := []zap.Field{zap.String("method", info.FullMethod), zap.Stringer("code", code), zap.Duration("took", time.Since(start))}
+		switch code {
+		case codes.OK:
+			log.Debug("call", fields...)
+		case codes.Internal, codes.Unknown:
+			log.Error("call", append(fields, zap.Error(err))...)
+		default:
+			log.Info("call", append(fields, zap.String("error", status.Convert(err).Message()))...)
+		}
+		return resp, err
+	}
+}
+
+func recovered(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler, log *zap.Logger) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("panic in handler", zap.String("method", info.FullMethod), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			resp, err = nil, status.Error(codes.Internal, "internal error")
+		}
+	}()
+	return handler(ctx, req)
+}

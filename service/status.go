@@ -1,0 +1,56 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tooldex/tooldex/index"
+)
+
+// toStatus turns a domain error into a gRPC status error. It is the only
+// place that chooses status codes. Unknown errors become INTERNAL with an
+// opaque message and are logged once here.
+func (s *Server) toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var ve *ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return badRequest("invalid request: "+ve.Error(), ve.Violations)
+	case errors.Is(err, index.ErrInvalidQuery):
+		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	}
+	s.log.Error("internal error", zap.Error(err))
+	return status.Error(codes.Internal, "internal error")
+}
+
+func badRequest(msg string, vs []Violation) error {
+	if len(msg) > 1024 {
+		msg = msg[:1024] + "…"
+	}
+	st := status.New(codes.InvalidArgument, msg)
+	br := &errdetails.BadRequest{}
+	for i, v := range vs {
+		if i == maxViolationsSent {
+			break
+		}
+		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
+			Field: v.Field, Description: v.Description,
+		})
+	}
+	if withDetails, err := st.WithDetails(br); err == nil {
+		st = withDetails
+	}
+	return st.Err()
+}
