@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlagsEnvFallback(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(*config) string
+		wantErr string
+	}{
+		{
+			name:  "defaults",
+			check: func(c *config) string { return want(c.addr == "localhost:50051" && c.demo && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "defaults", c) },
+		},
+		{
+			name:  "env fallback",
+			env:   map[string]string{"TOOLDEX_ADDR": "127.0.0.1:7000", "TOOLDEX_CATALOG": "a.json, b.jsonl", "TOOLDEX_SHARDS": "3"},
+			check: func(c *config) string { return want(c.addr == "127.0.0.1:7000" && len(c.catalogs) == 2 && c.shards == 3, "env values", c) },
+		},
+		{
+			name:  "flag wins over env",
+			args:  []string{"--addr", "127.0.0.1:8000"},
+			env:   map[string]string{"TOOLDEX_ADDR": "127.0.0.1:7000"},
+			check: func(c *config) string { return want(c.addr == "127.0.0.1:8000", "flag value", c) },
+		},
+		{
+			name: "spec variables",
+			env: map[string]string{"TOOL_SEARCH_EXCLUDE": "mcp__x__*", "TOOL_SEARCH_INCLUDE_FORCE": "Read",
+				"TOOL_SEARCH_WEIGHT_KEYWORD": "0.5", "TOOL_SEARCH_WEIGHT_TFIDF": "0.5"},
+			check: func(c *config) string {
+				return want(c.exclude == "mcp__x__*" && c.includeForce == "Read" && c.wKeyword == 0.5 && c.wTFIDF == 0.5, "spec env", c)
+			},
+		},
+		{
+			name:  "tooldex variable wins over the spec's",
+			env:   map[string]string{"TOOL_SEARCH_EXCLUDE": "a", "TOOLDEX_EXCLUDE": "b"},
+			check: func(c *config) string { return want(c.exclude == "b", "TOOLDEX_EXCLUDE", c) },
+		},
+		{name: "bad env value", env: map[string]string{"TOOLDEX_SHARDS": "many"}, wantErr: "TOOLDEX_SHARDS"},
+		{name: "bad weights", args: []string{"--weight-keyword", "0", "--weight-tfidf", "0"}, wantErr: "weights"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			c, err := parseFlags(tt.args, getenv, &bytes.Buffer{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseFlags(%v) error = %v, want one mentioning %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags(%v) = %v", tt.args, err)
+			}
+			if msg := tt.check(c); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+}
+
+func want(ok bool, what string, c *config) string {
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("unexpected %s: %+v", what, *c)
+}
+
+// TestRunStopsOnCancel starts the real server in-process on a free port and
+// checks that cancelling its context shuts it down cleanly.
+func TestRunStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--shutdown-grace", "1s"}, func(string) string { return "" }, &syncWriter{b: &logs}) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run() = %v, want nil after cancel", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return 15s after cancel")
+	}
+}
+
+func TestRunRejectsBadCatalog(t *testing.T) {
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--catalog", "/nonexistent/tools.json"}, func(string) string { return "" }, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "tools.json") {
+		t.Fatalf("run with a missing catalog = %v, want an error naming the file", err)
+	}
+}
