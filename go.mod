@@ -13,6 +13,7 @@ require (
 	github.com/blevesearch/segment v0.9.1
 	github.com/kljensen/snowball v0.10.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0

@@ -90,6 +90,22 @@ func ParseQuery(q string) (Query, error) {
 	return Query{Kind: KindKeyword, Text: q}, nil
 }
 
+// DiscoverQuery checks a task description that is ranked as
+// discover:<text>, whatever it starts with.
+func DiscoverQuery(text string) (Query, error) {
+	if len(text) > MaxQueryBytes {
+		return Query{}, fmt.Errorf("%w: query is %d bytes, at most %d", ErrInvalidQuery, len(text), MaxQueryBytes)
+	}
+	if !utf8.ValidString(text) {
+		return Query{}, fmt.Errorf("%w: query is not valid UTF-8", ErrInvalidQuery)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Query{}, fmt.Errorf("%w: discover needs a task description", ErrInvalidQuery)
+	}
+	return Query{Kind: KindDiscover, Text: text}, nil
+}
+
 func cutPrefixFold(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
 		return s[len(prefix):], true

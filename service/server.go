@@ -225,11 +225,10 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	q, err := index.ParseQuery(req.GetQuery())
+	q, err := index.DiscoverQuery(req.GetQuery())
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	q = index.Query{Kind: index.KindDiscover, Text: strings.TrimSpace(req.GetQuery())}
 	res := s.ix.Run(q, index.Options{Max: max})
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            s.results(res.Hits),

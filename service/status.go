@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -37,7 +38,13 @@ func (s *Server) toStatus(err error) error {
 
 func badRequest(msg string, vs []Violation) error {
 	if len(msg) > 1024 {
-		msg = msg[:1024] + "…"
+		// Cut at a rune boundary: a status message that is not valid UTF-8
+		// cannot be marshaled and its details would be dropped.
+		cut := 1024
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
 	}
 	st := status.New(codes.InvalidArgument, msg)
 	br := &errdetails.BadRequest{}

@@ -22,6 +22,10 @@ const (
 	maxViolationsSent = 100
 )
 
+// MaxSchemaDepth bounds how deeply an input schema nests JSON objects and
+// arrays: compiling a schema takes time superlinear in its depth.
+const MaxSchemaDepth = 128
+
 // nameRE is the provider-legal tool name (Anthropic, OpenAI); MCP's
 // mcp__server__tool fits it.
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -94,11 +98,40 @@ func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) *jsonsch
 		ve.add(field+".input_schema", "is %d bytes, at most %d", n, MaxSchemaBytes)
 		return nil
 	}
-	sch, err := compileSchema(t.GetInputSchema().AsMap())
+	doc := t.GetInputSchema().AsMap()
+	if nesting(doc, MaxSchemaDepth+1) > MaxSchemaDepth {
+		ve.add(field+".input_schema", "nests objects and arrays more than %d levels deep", MaxSchemaDepth)
+		return nil
+	}
+	sch, err := compileSchema(doc)
 	if err != nil {
 		ve.add(field+".input_schema", "%v", err)
 	}
 	return sch
+}
+
+// nesting returns how deeply v nests objects and arrays, looking no more
+// than limit levels down.
+func nesting(v any, limit int) int {
+	if limit == 0 {
+		return 0
+	}
+	var elems []any
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			elems = append(elems, e)
+		}
+	case []any:
+		elems = v
+	default:
+		return 0
+	}
+	depth := 0
+	for _, e := range elems {
+		depth = max(depth, nesting(e, limit-1))
+	}
+	return depth + 1
 }
 
 // errRemoteRef refuses to fetch referenced schemas: a tool's schema must be

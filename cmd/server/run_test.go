@@ -18,13 +18,17 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 		wantErr string
 	}{
 		{
-			name:  "defaults",
-			check: func(c *config) string { return want(c.addr == "localhost:50051" && c.demo && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "defaults", c) },
+			name: "defaults",
+			check: func(c *config) string {
+				return want(c.addr == "localhost:50051" && c.demo && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "defaults", c)
+			},
 		},
 		{
-			name:  "env fallback",
-			env:   map[string]string{"TOOLDEX_ADDR": "127.0.0.1:7000", "TOOLDEX_CATALOG": "a.json, b.jsonl", "TOOLDEX_SHARDS": "3"},
-			check: func(c *config) string { return want(c.addr == "127.0.0.1:7000" && len(c.catalogs) == 2 && c.shards == 3, "env values", c) },
+			name: "env fallback",
+			env:  map[string]string{"TOOLDEX_ADDR": "127.0.0.1:7000", "TOOLDEX_CATALOG": "a.json, b.jsonl", "TOOLDEX_SHARDS": "3"},
+			check: func(c *config) string {
+				return want(c.addr == "127.0.0.1:7000" && len(c.catalogs) == 2 && c.shards == 3, "env values", c)
+			},
 		},
 		{
 			name:  "flag wins over env",
@@ -82,7 +86,9 @@ func TestRunStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--shutdown-grace", "1s"}, func(string) string { return "" }, &syncWriter{b: &logs}) }()
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--shutdown-grace", "1s"}, func(string) string { return "" }, &syncWriter{b: &logs})
+	}()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	select {

@@ -152,8 +152,9 @@ type Tool struct {
 	// A few extra keywords users might search with ("schedule cron job").
 	// At most 512 bytes.
 	SearchHint string `protobuf:"bytes,3,opt,name=search_hint,json=searchHint,proto3" json:"search_hint,omitempty"`
-	// JSON Schema (an object schema) of the tool's input. Empty means
-	// {"type": "object"}. At most 256 KiB as JSON.
+	// JSON Schema (an object schema) of the tool's input, compiled at
+	// registration. Empty means {"type": "object"}. At most 256 KiB and 128
+	// levels of nesting; external $refs are refused.
 	InputSchema *structpb.Struct `protobuf:"bytes,4,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// Always load this tool: it becomes a core tool and is never deferred.
 	AlwaysLoad bool `protobuf:"varint,5,opt,name=always_load,json=alwaysLoad,proto3" json:"always_load,omitempty"`
