@@ -143,7 +143,7 @@ func trigrams(s string) []string {
 func (ix *Index) add(d *doc) {
 	ix.docs[d.name] = d
 	for _, k := range d.keys {
-		ix.keys[k] = append(ix.keys[k], d)
+		ix.keys[k] = insertByKeyOrder(ix.keys[k], d)
 	}
 	for _, k := range d.boostKeys {
 		ix.boost[k] = append(ix.boost[k], d)
@@ -248,6 +248,22 @@ func (ix *Index) remove(d *doc) {
 	}
 	sh.docs[d.slot] = nil
 	sh.free = append(sh.free, d.slot)
+}
+
+// insertByKeyOrder adds d to the documents of one exact-name spelling,
+// deferred documents first, then by name, so that a lookup (select: takes
+// the first) never depends on the order of updates.
+func insertByKeyOrder(list []*doc, d *doc) []*doc {
+	i, _ := slices.BinarySearchFunc(list, d, func(a, b *doc) int {
+		if a.core != b.core {
+			if a.core {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return slices.Insert(list, i, d)
 }
 
 func without(list []*doc, d *doc) []*doc {
