@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tooldex/tooldex/index/analysis"
 )
 
 // The benchmark corpus replicates the tools of the shared tool-retrieval
@@ -155,13 +159,36 @@ func benchIndex(b *testing.B, n int) *benchCorpus {
 	return c
 }
 
+// keywordQueries turns task queries into what a model types into
+// ToolSearch: the three longest words of each that are not stop words.
+func keywordQueries(tasks []string) []string {
+	an := analysis.New()
+	out := make([]string, 0, len(tasks))
+	for _, q := range tasks {
+		words := strings.Fields(q)
+		words = slices.DeleteFunc(words, func(w string) bool {
+			return an.IsStopWord(strings.ToLower(w)) || len(w) < 3
+		})
+		slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
+		out = append(out, strings.Join(words[:min(3, len(words))], " "))
+	}
+	return out
+}
+
+// BenchmarkSearch measures Search over corpora of 1k, 10k and 100k tools
+// with two workloads: "task" queries are the datasets' natural-language
+// tasks (26 index terms on average), "keyword" queries are three words
+// taken from each, the shape of a model's ToolSearch call.
 func BenchmarkSearch(b *testing.B) {
 	for _, size := range []struct {
 		name string
 		n    int
-	}{{"1k", 1_000}, {"10k", 10_000}, {"100k", 100_000}} {
+	}{{"keyword/1k", 1_000}, {"keyword/10k", 10_000}, {"keyword/100k", 100_000}, {"task/1k", 1_000}, {"task/10k", 10_000}, {"task/100k", 100_000}} {
 		b.Run(size.name, func(b *testing.B) {
 			queries := benchDatasets(b).queries
+			if strings.HasPrefix(size.name, "keyword/") {
+				queries = keywordQueries(queries)
+			}
 			c := benchIndex(b, size.n)
 			b.ReportAllocs()
 			i := 0

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tooldex/tooldex/index/analysis"
 )
@@ -85,7 +84,11 @@ type Index struct {
 	docs  map[string]*doc   // every document by name
 	core  map[*doc]bool     // core documents
 	keys  map[string][]*doc // exact-name spellings → documents
-	boost map[string][]*doc // stemmed name phrases → deferred documents
+	boost map[string][]*doc // stemmed name phrases → documents
+	// boostFirst counts the name phrases starting with each word; boostLen
+	// is the longest phrase in words.
+	boostFirst map[string]int32
+	boostLen   int
 
 	tf    vocab // TF-IDF terms of deferred documents
 	kw    vocab // keyword words (name parts, hint and description words)
@@ -93,6 +96,12 @@ type Index struct {
 
 	shards    []*shard
 	nDeferred int
+
+	// partCache caches partial name-part matches per query word; searches
+	// share it under partMu while holding the read lock.
+	partMu    sync.Mutex
+	partEpoch uint64
+	partCache map[string][]uint32
 }
 
 // doc is one indexed tool.
@@ -111,9 +120,6 @@ type doc struct {
 
 	// pending holds term and word texts between prepare and add.
 	pending *pendingText
-
-	normEpoch atomic.Uint64
-	normBits  atomic.Uint64
 }
 
 type pendingText struct {
@@ -143,9 +149,14 @@ const (
 type shard struct {
 	docs []*doc
 	free []int32
-	tf   [][]tfPost // by term id
-	kw   [][]kwPost // by word id
-	pool sync.Pool  // *scratch
+	// normEp and norm cache each slot's TF-IDF vector length with the
+	// index epoch it was computed in; searches fill them lazily, with
+	// atomics, under the read lock.
+	normEp []uint64
+	norm   []uint64   // float64 bits
+	tf     [][]tfPost // by term id
+	kw     [][]kwPost // by word id
+	pool   sync.Pool  // *scratch
 }
 
 type tfPost struct {
@@ -162,17 +173,19 @@ type kwPost struct {
 func New(cfg Config) *Index {
 	cfg = cfg.withDefaults()
 	ix := &Index{
-		cfg:   cfg,
-		an:    analysis.New(),
-		seed:  maphash.MakeSeed(),
-		epoch: 1,
-		docs:  make(map[string]*doc),
-		core:  make(map[*doc]bool),
-		keys:  make(map[string][]*doc),
-		boost: make(map[string][]*doc),
-		tf:    newVocab(),
-		kw:    newVocab(),
-		parts: parts{count: make(map[string]int32), grams: make(map[string][]string)},
+		cfg:        cfg,
+		an:         analysis.New(),
+		seed:       maphash.MakeSeed(),
+		epoch:      1,
+		docs:       make(map[string]*doc),
+		core:       make(map[*doc]bool),
+		keys:       make(map[string][]*doc),
+		boost:      make(map[string][]*doc),
+		boostFirst: make(map[string]int32),
+		tf:         newVocab(),
+		kw:         newVocab(),
+		parts:      parts{count: make(map[string]int32), grams: make(map[string][]string)},
+		partCache:  make(map[string][]uint32),
 	}
 	ix.shards = make([]*shard, cfg.Shards)
 	for i := range ix.shards {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tooldex/tooldex/index/analysis"
 )
@@ -65,7 +66,7 @@ type Options struct {
 
 // parallelMin is the number of deferred documents from which shards are
 // scored in parallel; below it goroutines cost more than they save.
-const parallelMin = 4096
+const parallelMin = 32768
 
 // Search parses and runs a ToolSearch query.
 func (ix *Index) Search(query string, opt Options) (Result, error) {
@@ -108,13 +109,16 @@ func (ix *Index) Run(q Query, opt Options) Result {
 			}
 			res.Hits = append(res.Hits, Hit{Name: d.name, Score: 1, Keyword: 1, TFIDF: 1, Match: MatchExact})
 		}
-		res.AlreadyLoaded = append(res.AlreadyLoaded, ix.coreMentions(q.Text, exact)...)
-		if len(res.Hits) >= n {
-			res.Hits = res.Hits[:n]
-			return res
-		}
 	}
-	res.Hits = append(res.Hits, ix.rank(q.Text, opt.Mode, n-len(res.Hits), exact)...)
+	p := ix.compile(q.Text, opt.Mode, n-len(res.Hits), exact)
+	if q.Kind != KindDiscover {
+		res.AlreadyLoaded = append(res.AlreadyLoaded, ix.coreMentions(p, exact)...)
+	}
+	if len(res.Hits) >= n {
+		res.Hits = res.Hits[:n]
+		return res
+	}
+	res.Hits = append(res.Hits, ix.rank(p)...)
 	return res
 }
 
@@ -151,8 +155,15 @@ func (ix *Index) lookupKey(s string) []*doc {
 	return ds
 }
 
+// maxExactQuery bounds the queries tried as tool names: a name has at most
+// 64 bytes, spelled as words a little more.
+const maxExactQuery = 160
+
 // exact returns the documents the whole query names, sorted by name.
 func (ix *Index) exact(text string) []*doc {
+	if len(text) > maxExactQuery {
+		return nil
+	}
 	ds := slices.Clone(ix.lookupKey(text))
 	slices.SortFunc(ds, func(a, b *doc) int { return strings.Compare(a.name, b.name) })
 	return ds
@@ -193,9 +204,11 @@ type plan struct {
 	reqAll  uint64 // bits of required terms
 	noMatch bool   // a required term matches nothing
 
-	boost   [][]int32 // per shard: slots of name-boosted documents
-	exclude map[*doc]bool
-	n       int
+	boost     [][]int32 // per shard: slots of name-boosted documents
+	boostCore []*doc    // core documents the query names
+	kwWords   []string  // every keyword word of the query
+	exclude   map[*doc]bool
+	n         int
 }
 
 type qterm struct {
@@ -236,8 +249,10 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 		}
 	}
 	N := float64(ix.nDeferred)
+	toks := analysis.Tokens(text)
+	p.boost, p.boostCore = ix.boosted(toks)
 	if p.wt > 0 {
-		terms := ix.an.Terms(nil, text)
+		terms := ix.an.TermsOf(nil, toks)
 		counts := make(map[string]int, len(terms))
 		most := 1
 		var order []string
@@ -265,11 +280,13 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			}
 		}
 		p.qnorm = math.Sqrt(p.qnorm)
-		p.boost, _ = ix.boosted(text)
+	} else {
+		p.boost = nil
 	}
 	if p.wk > 0 {
 		var reqBit uint64 = 1
 		for _, t := range ix.an.KeywordTerms(text) {
+			p.kwWords = append(p.kwWords, t.Words...)
 			kt := kwTerm{whole: -1, identifier: len(t.Words) > 1 && t.Whole != ""}
 			if kt.identifier {
 				if id, found := ix.kw.lookup(t.Whole); found {
@@ -289,11 +306,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 				kt.words = nil
 			}
 			if len(t.Words) == 1 && len(t.Words[0]) >= 3 {
-				for _, part := range ix.parts.containing(t.Words[0]) {
-					if id, found := ix.kw.lookup(part); found {
-						kt.partial = append(kt.partial, id)
-					}
-				}
+				kt.partial = ix.partial(t.Words[0])
 			}
 			known := len(kt.words) > 0 || len(kt.partial) > 0 || kt.whole >= 0
 			if t.Required {
@@ -315,11 +328,45 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 	return p
 }
 
+// partial returns the keyword ids of the name parts that contain word
+// without equalling it. Results are cached until the name-part vocabulary
+// changes, since the trigram scan is the costly part of a query.
+func (ix *Index) partial(word string) []uint32 {
+	ix.partMu.Lock()
+	if ix.partEpoch != ix.parts.epoch {
+		clear(ix.partCache)
+		ix.partEpoch = ix.parts.epoch
+	}
+	ids, ok := ix.partCache[word]
+	ix.partMu.Unlock()
+	if ok {
+		return ids
+	}
+	for _, part := range ix.parts.containing(word) {
+		if id, found := ix.kw.lookup(part); found {
+			ids = append(ids, id)
+		}
+	}
+	ix.partMu.Lock()
+	if ix.partEpoch == ix.parts.epoch && len(ix.partCache) < maxPartCache {
+		ix.partCache[word] = ids
+	}
+	ix.partMu.Unlock()
+	return ids
+}
+
+// maxPartCache bounds the partial-match cache.
+const maxPartCache = 1 << 14
+
 // boosted finds the documents whose name phrase occurs as consecutive
 // whole words of the query: deferred ones by shard slot, core ones apart.
-func (ix *Index) boosted(text string) (slots [][]int32, core []*doc) {
+// Only words that start some name phrase open a window.
+func (ix *Index) boosted(toks []analysis.Token) (slots [][]int32, core []*doc) {
+	if len(ix.boost) == 0 {
+		return nil, nil
+	}
 	var words []string
-	for _, tok := range analysis.Tokens(text) {
+	for _, tok := range toks {
 		if tok.CJK {
 			words = append(words, "")
 			continue
@@ -327,14 +374,14 @@ func (ix *Index) boosted(text string) (slots [][]int32, core []*doc) {
 		for _, p := range tok.Parts {
 			words = append(words, ix.an.Stem(p))
 		}
-		if len(words) > 512 {
-			break
-		}
 	}
-	const maxPhrase = 8
-	for i := range words {
-		var b strings.Builder
-		for j := i; j < len(words) && j < i+maxPhrase; j++ {
+	var b strings.Builder
+	for i, w := range words {
+		if ix.boostFirst[w] == 0 {
+			continue
+		}
+		b.Reset()
+		for j := i; j < len(words) && j < i+ix.boostLen; j++ {
 			if words[j] == "" {
 				break
 			}
@@ -361,22 +408,15 @@ func (ix *Index) boosted(text string) (slots [][]int32, core []*doc) {
 // name phrase it contains, or one of whose name parts is a query word.
 // Core tools are never ranked, but a frontend should hear that the tool it
 // is looking for is already loaded.
-func (ix *Index) coreMentions(text string, exclude []*doc) []string {
+func (ix *Index) coreMentions(p *plan, exclude []*doc) []string {
 	if len(ix.core) == 0 {
 		return nil
 	}
-	words := make(map[string]bool)
-	for _, t := range ix.an.KeywordTerms(text) {
-		for _, w := range t.Words {
-			words[w] = true
-		}
-	}
-	_, named := ix.boosted(text)
 	var out []string
 	for d := range ix.core {
-		hit := slices.Contains(named, d)
-		for _, p := range d.parts {
-			hit = hit || words[p]
+		hit := slices.Contains(p.boostCore, d)
+		for _, part := range d.parts {
+			hit = hit || slices.Contains(p.kwWords, part)
 		}
 		if hit && !slices.Contains(exclude, d) {
 			out = append(out, d.name)
@@ -386,10 +426,10 @@ func (ix *Index) coreMentions(text string, exclude []*doc) []string {
 	return out
 }
 
-// rank scores deferred documents for text and returns the best n.
-func (ix *Index) rank(text string, mode Mode, n int, exact []*doc) []Hit {
-	p := ix.compile(text, mode, n, exact)
-	if p.noMatch || (len(p.tf) == 0 && len(p.kw) == 0 && p.boost == nil) {
+// rank scores deferred documents for a compiled query and returns the best
+// p.n.
+func (ix *Index) rank(p *plan) []Hit {
+	if p.n <= 0 || p.noMatch || (len(p.tf) == 0 && len(p.kw) == 0 && p.boost == nil) {
 		return nil
 	}
 	tops := make([][]Hit, len(ix.shards))
@@ -409,7 +449,7 @@ func (ix *Index) rank(text string, mode Mode, n int, exact []*doc) []Hit {
 		all = append(all, t...)
 	}
 	slices.SortFunc(all, compareHits)
-	return all[:min(n, len(all))]
+	return all[:min(p.n, len(all))]
 }
 
 func compareHits(a, b Hit) int {
@@ -542,7 +582,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		}
 		var cos float64
 		if s.acc[slot] > 0 && p.qnorm > 0 {
-			if dn := ix.norm(d); dn > 0 {
+			if dn := ix.norm(sh, slot); dn > 0 {
 				cos = s.acc[slot] / (p.qnorm * dn)
 			}
 			if p.cjkTerms > 0 && s.flags[slot]&flagASCII == 0 && int(s.cjk[slot]) < min(2, p.cjkTerms) {
@@ -560,7 +600,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			kw = s.kwsum[slot] / float64(p.known)
 		}
 		score := p.wk*kw + p.wt*cos
-		if score <= 0 {
+		if score <= 0 || len(top) == p.n && score < top[p.n-1].Score {
 			continue
 		}
 		top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(s.pts[slot])}, p.n)
@@ -632,21 +672,23 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	}
 }
 
-// norm returns the document's TF-IDF vector length under the current
-// statistics, computed at most once per index epoch.
-func (ix *Index) norm(d *doc) float64 {
-	if d.normEpoch.Load() == ix.epoch {
-		return math.Float64frombits(d.normBits.Load())
+// norm returns the TF-IDF vector length of the document in slot under the
+// current statistics, computed at most once per index epoch. Concurrent
+// searches may compute it twice; they store the same value. The length is
+// stored before its epoch, so a reader that sees the epoch sees the length.
+func (ix *Index) norm(sh *shard, slot int32) float64 {
+	if atomic.LoadUint64(&sh.normEp[slot]) == ix.epoch {
+		return math.Float64frombits(atomic.LoadUint64(&sh.norm[slot]))
 	}
 	N := float64(ix.nDeferred)
 	var sum float64
-	for _, t := range d.terms {
+	for _, t := range sh.docs[slot].terms {
 		w := float64(t.w) * math.Log(N/float64(ix.tf.df[t.id]))
 		sum += w * w
 	}
 	n := math.Sqrt(sum)
-	d.normBits.Store(math.Float64bits(n))
-	d.normEpoch.Store(ix.epoch)
+	atomic.StoreUint64(&sh.norm[slot], math.Float64bits(n))
+	atomic.StoreUint64(&sh.normEp[slot], ix.epoch)
 	return n
 }
 

@@ -60,6 +60,7 @@ func (v *vocab) lookup(s string) (uint32, bool) {
 type parts struct {
 	count map[string]int32
 	grams map[string][]string
+	epoch uint64 // bumped when a part is added or removed
 }
 
 func (p *parts) ref(s string) {
@@ -67,6 +68,7 @@ func (p *parts) ref(s string) {
 	if p.count[s] > 1 {
 		return
 	}
+	p.epoch++
 	for _, g := range trigrams(s) {
 		p.grams[g] = append(p.grams[g], s)
 	}
@@ -78,6 +80,7 @@ func (p *parts) unref(s string) {
 		return
 	}
 	delete(p.count, s)
+	p.epoch++
 	for _, g := range trigrams(s) {
 		list := p.grams[g]
 		for i, x := range list {
@@ -147,6 +150,9 @@ func (ix *Index) add(d *doc) {
 	}
 	for _, k := range d.boostKeys {
 		ix.boost[k] = append(ix.boost[k], d)
+		first, _, _ := strings.Cut(k, " ")
+		ix.boostFirst[first]++
+		ix.boostLen = max(ix.boostLen, strings.Count(k, " ")+1)
 	}
 	if d.core {
 		ix.core[d] = true
@@ -165,6 +171,8 @@ func (ix *Index) add(d *doc) {
 	} else {
 		d.slot = int32(len(sh.docs))
 		sh.docs = append(sh.docs, d)
+		sh.normEp = append(sh.normEp, 0)
+		sh.norm = append(sh.norm, 0)
 	}
 	slot := uint32(d.slot)
 	for i, t := range d.pending.terms {
@@ -201,6 +209,10 @@ func (ix *Index) remove(d *doc) {
 		ix.boost[k] = without(ix.boost[k], d)
 		if len(ix.boost[k]) == 0 {
 			delete(ix.boost, k)
+		}
+		first, _, _ := strings.Cut(k, " ")
+		if ix.boostFirst[first]--; ix.boostFirst[first] == 0 {
+			delete(ix.boostFirst, first)
 		}
 	}
 	if d.core {

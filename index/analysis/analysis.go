@@ -99,6 +99,68 @@ func (t Token) Joined() string { return strings.Join(t.Parts, "") }
 // Punctuation and spaces separate words; "_", "-", "." and ":" inside a word
 // separate parts.
 func Tokens(text string) []Token {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return tokensUnicode(text)
+		}
+	}
+	return tokensASCII(text)
+}
+
+// tokensASCII is Tokens for ASCII text. It applies the word-boundary rules
+// of Unicode's UAX #29 that matter for ASCII (letters, digits and "_" form
+// words; "." and "'" join two letters or two digits, ":" two letters, ","
+// and ";" two digits) without the segmenter's tables, which cost more than
+// the rest of the analysis together.
+func tokensASCII(text string) []Token {
+	var out []Token
+	i := 0
+	for i < len(text) {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(text) {
+			if isWordByte(text[i]) {
+				i++
+				continue
+			}
+			if i > start && i+1 < len(text) && joins(text[i-1], text[i], text[i+1]) {
+				i += 2
+				continue
+			}
+			break
+		}
+		if parts := splitIdentifierASCII(text[start:i]); len(parts) > 0 {
+			out = append(out, Token{Parts: parts})
+		}
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return isLowerASCII(c) || isUpperASCII(c) || isDigitASCII(c) || c == '_'
+}
+
+func isLetterASCII(c byte) bool { return isLowerASCII(c) || isUpperASCII(c) }
+
+// joins reports whether mid joins prev and next into one word (UAX #29
+// rules WB6-7 and WB11-12).
+func joins(prev, mid, next byte) bool {
+	switch mid {
+	case '.', '\'':
+		return isLetterASCII(prev) && isLetterASCII(next) || isDigitASCII(prev) && isDigitASCII(next)
+	case ':':
+		return isLetterASCII(prev) && isLetterASCII(next)
+	case ',', ';':
+		return isDigitASCII(prev) && isDigitASCII(next)
+	}
+	return false
+}
+
+// tokensUnicode segments text with blevesearch/segment (UAX #29).
+func tokensUnicode(text string) []Token {
 	var out []Token
 	seg := segment.NewWordSegmenterDirect([]byte(text))
 	var cjk []string // current run of CJK characters
@@ -149,7 +211,12 @@ func Tokens(text string) []Token {
 
 // Terms runs the TF-IDF pipeline over text and appends the terms to dst.
 func (a *Analyzer) Terms(dst []string, text string) []string {
-	for _, tok := range Tokens(text) {
+	return a.TermsOf(dst, Tokens(text))
+}
+
+// TermsOf is Terms over tokens already segmented by Tokens.
+func (a *Analyzer) TermsOf(dst []string, toks []Token) []string {
+	for _, tok := range toks {
 		if tok.CJK {
 			dst = append(dst, tok.Parts[0])
 			continue
@@ -205,19 +272,15 @@ func (a *Analyzer) KeywordTerms(query string) []KeywordTerm {
 		if len(f) > 1 && f[0] == '+' {
 			req, f = true, f[1:]
 		}
-		raw := strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return !isWordRune(r) }))
+		trimmed := strings.TrimFunc(f, func(r rune) bool { return !isWordRune(r) })
+		raw := strings.ToLower(trimmed)
 		if raw == "" {
 			continue
 		}
 		var words []string
-		for _, tok := range Tokens(raw) {
-			if tok.CJK {
-				continue
-			}
-			for _, p := range tok.Parts {
-				if a.keep(p) {
-					words = append(words, p)
-				}
+		for _, p := range SplitIdentifier(trimmed) {
+			if r, _ := utf8.DecodeRuneInString(p); !isCJK(r) && a.keep(p) {
+				words = append(words, p)
 			}
 		}
 		if len(words) == 0 {
@@ -254,6 +317,64 @@ func Words(text string) []string {
 // http, server). Digits stay with the letters before them (base64Encode →
 // base64, encode). Empty parts are dropped.
 func SplitIdentifier(s string) []string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return splitIdentifierRunes(s)
+		}
+	}
+	return splitIdentifierASCII(s)
+}
+
+func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
+func isDigitASCII(c byte) bool { return c >= '0' && c <= '9' }
+
+// splitIdentifierASCII is SplitIdentifier for ASCII input, slicing s
+// instead of building strings.
+func splitIdentifierASCII(s string) []string {
+	var parts []string
+	start := -1
+	emit := func(end int) {
+		if start >= 0 && end > start {
+			parts = append(parts, lowerASCII(s[start:end]))
+		}
+		start = -1
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isUpperASCII(c) && !isLowerASCII(c) && !isDigitASCII(c) {
+			emit(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		if isUpperASCII(c) {
+			prev := s[i-1]
+			if isLowerASCII(prev) || isDigitASCII(prev) {
+				emit(i)
+				start = i
+			} else if isUpperASCII(prev) && i+1 < len(s) && isLowerASCII(s[i+1]) {
+				emit(i)
+				start = i
+			}
+		}
+	}
+	emit(len(s))
+	return parts
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if isUpperASCII(s[i]) {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+func splitIdentifierRunes(s string) []string {
 	var parts []string
 	var cur strings.Builder
 	emit := func() {
