@@ -2,6 +2,7 @@ package index
 
 import (
 	"hash/maphash"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -279,11 +280,7 @@ func (ix *Index) prepare(in Doc) *doc {
 	field(in.Description, ix.cfg.DescWeight)
 	field(in.Params, ix.cfg.ParamWeight)
 	d.terms = make([]docTerm, 0, len(weights))
-	termText := make([]string, 0, len(weights))
-	for t := range weights {
-		termText = append(termText, t)
-	}
-	slices.Sort(termText)
+	termText := slices.Sorted(maps.Keys(weights))
 	for _, t := range termText {
 		d.terms = append(d.terms, docTerm{w: weights[t]})
 	}
@@ -299,11 +296,7 @@ func (ix *Index) prepare(in Doc) *doc {
 	for _, w := range analysis.Words(in.Description) {
 		masks[w] |= fieldDesc
 	}
-	words := make([]string, 0, len(masks))
-	for w := range masks {
-		words = append(words, w)
-	}
-	slices.Sort(words)
+	words := slices.Sorted(maps.Keys(masks))
 	for _, w := range words {
 		d.kw = append(d.kw, docWord{mask: masks[w]})
 	}

@@ -225,37 +225,19 @@ func (ix *Index) remove(d *doc) {
 	}
 	sh := ix.shards[d.shard]
 	for _, t := range d.terms {
-		list := sh.tf[t.id]
-		last := len(list) - 1
-		if int(t.pos) != last {
-			moved := list[last]
-			list[t.pos] = moved
-			md := sh.docs[moved.slot]
-			for j := range md.terms {
-				if md.terms[j].id == t.id {
-					md.terms[j].pos = t.pos
-					break
-				}
-			}
+		var moved int32
+		if sh.tf[t.id], moved = swapRemove(sh.tf[t.id], t.pos); moved >= 0 {
+			md := sh.docs[moved]
+			md.terms[slices.IndexFunc(md.terms, func(x docTerm) bool { return x.id == t.id })].pos = t.pos
 		}
-		sh.tf[t.id] = list[:last]
 		ix.tf.unref(t.id)
 	}
 	for _, w := range d.kw {
-		list := sh.kw[w.id]
-		last := len(list) - 1
-		if int(w.pos) != last {
-			moved := list[last]
-			list[w.pos] = moved
-			md := sh.docs[moved.slot]
-			for j := range md.kw {
-				if md.kw[j].id == w.id {
-					md.kw[j].pos = w.pos
-					break
-				}
-			}
+		var moved int32
+		if sh.kw[w.id], moved = swapRemove(sh.kw[w.id], w.pos); moved >= 0 {
+			md := sh.docs[moved]
+			md.kw[slices.IndexFunc(md.kw, func(x docWord) bool { return x.id == w.id })].pos = w.pos
 		}
-		sh.kw[w.id] = list[:last]
 		ix.kw.unref(w.id)
 	}
 	sh.docs[d.slot] = nil
@@ -277,6 +259,22 @@ func insertByKeyOrder(list []*doc, d *doc) []*doc {
 	})
 	return slices.Insert(list, i, d)
 }
+
+// swapRemove removes list[pos] by moving the last entry into its place. It
+// returns the shorter list and the slot of the moved entry's document, or
+// -1 when nothing moved; the caller updates that document's position.
+func swapRemove[P interface{ docSlot() uint32 }](list []P, pos uint32) ([]P, int32) {
+	last := len(list) - 1
+	moved := int32(-1)
+	if int(pos) != last {
+		list[pos] = list[last]
+		moved = int32(list[pos].docSlot())
+	}
+	return list[:last], moved
+}
+
+func (p tfPost) docSlot() uint32 { return p.slot }
+func (p kwPost) docSlot() uint32 { return p.slot }
 
 func without(list []*doc, d *doc) []*doc {
 	for i, x := range list {
