@@ -98,6 +98,8 @@ type Index struct {
 	shards    []*shard
 	nDeferred int
 
+	prep sync.Pool // *prepScratch
+
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.
 	partMu    sync.Mutex
@@ -121,6 +123,14 @@ type doc struct {
 
 	// pending holds term and word texts between prepare and add.
 	pending *pendingText
+}
+
+// prepScratch holds the maps prepare reuses between documents.
+type prepScratch struct {
+	terms   []string
+	counts  map[string]int
+	weights map[string]float32
+	masks   map[string]uint8
 }
 
 type pendingText struct {
@@ -221,10 +231,15 @@ func (ix *Index) Upsert(d Doc) {
 	p := ix.prepare(d)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if old := ix.docs[d.Name]; old != nil {
+	switch old := ix.docs[d.Name]; {
+	case old == nil:
+		ix.add(p)
+	case !old.core && !p.core:
+		ix.replace(old, p)
+	default:
 		ix.remove(old)
+		ix.add(p)
 	}
-	ix.add(p)
 	ix.epoch++
 }
 
@@ -254,13 +269,25 @@ func (ix *Index) prepare(in Doc) *doc {
 
 	// TF-IDF: per field, count/max(count) × weight; per term the largest
 	// field value wins.
-	weights := make(map[string]float32)
+	sc, _ := ix.prep.Get().(*prepScratch)
+	if sc == nil {
+		sc = &prepScratch{counts: make(map[string]int), weights: make(map[string]float32), masks: make(map[string]uint8)}
+	}
+	defer func() {
+		clear(sc.counts)
+		clear(sc.weights)
+		clear(sc.masks)
+		ix.prep.Put(sc)
+	}()
+	weights := sc.weights
 	field := func(text string, w float64) {
 		if text == "" || w <= 0 {
 			return
 		}
-		terms := ix.an.Terms(nil, text)
-		counts := make(map[string]int, len(terms))
+		sc.terms = ix.an.Terms(sc.terms[:0], text)
+		terms := sc.terms
+		counts := sc.counts
+		clear(counts)
 		most := 1
 		for _, t := range terms {
 			counts[t]++
@@ -286,7 +313,7 @@ func (ix *Index) prepare(in Doc) *doc {
 	}
 	// Term ids are assigned under the lock; keep the texts until then.
 	d.kw = nil
-	masks := make(map[string]uint8)
+	masks := sc.masks
 	for _, p := range d.parts {
 		masks[p] |= fieldName
 	}

@@ -144,6 +144,110 @@ func trigrams(s string) []string {
 
 // add inserts a prepared document. The caller holds the write lock.
 func (ix *Index) add(d *doc) {
+	ix.addMeta(d)
+	if !d.core {
+		sh := ix.shards[d.shard]
+		if n := len(sh.free); n > 0 {
+			d.slot = sh.free[n-1]
+			sh.free = sh.free[:n-1]
+			sh.docs[d.slot] = d
+		} else {
+			d.slot = int32(len(sh.docs))
+			sh.docs = append(sh.docs, d)
+			sh.normEp = append(sh.normEp, 0)
+			sh.norm = append(sh.norm, 0)
+		}
+		for i, t := range d.pending.terms {
+			ix.addTerm(sh, d, i, t)
+		}
+		for i, w := range d.pending.words {
+			ix.addWord(sh, d, i, w)
+		}
+	}
+	d.pending = nil
+}
+
+// remove deletes a document. The caller holds the write lock.
+func (ix *Index) remove(d *doc) {
+	ix.removeMeta(d)
+	if d.core {
+		return
+	}
+	sh := ix.shards[d.shard]
+	for _, t := range d.terms {
+		ix.removeTerm(sh, t)
+	}
+	for _, w := range d.kw {
+		ix.removeWord(sh, w)
+	}
+	sh.docs[d.slot] = nil
+	sh.free = append(sh.free, d.slot)
+}
+
+// replace swaps deferred document old for d of the same name in place: d
+// takes old's slot, postings of terms both versions have are updated where
+// they are, and only the terms that differ are removed or added. Replacing
+// a tool with a slightly changed version so touches few posting lists.
+func (ix *Index) replace(old, d *doc) {
+	if slices.Equal(old.keys, d.keys) && slices.Equal(old.boostKeys, d.boostKeys) && slices.Equal(old.parts, d.parts) {
+		// Same names: swap the document in place in every list.
+		ix.docs[d.name] = d
+		for _, k := range d.keys {
+			swapDoc(ix.keys[k], old, d)
+		}
+		for _, k := range d.boostKeys {
+			swapDoc(ix.boost[k], old, d)
+		}
+		d.shard = old.shard
+	} else {
+		ix.removeMeta(old)
+		ix.addMeta(d)
+	}
+	sh := ix.shards[d.shard]
+	d.slot = old.slot
+	sh.docs[d.slot] = d
+	i := 0
+	for j, t := range d.pending.terms {
+		for i < len(old.terms) && ix.tf.strs[old.terms[i].id] < t {
+			ix.removeTerm(sh, old.terms[i])
+			i++
+		}
+		if i < len(old.terms) && ix.tf.strs[old.terms[i].id] == t {
+			o := old.terms[i]
+			d.terms[j].id, d.terms[j].pos = o.id, o.pos
+			sh.tf[o.id][o.pos].w = d.terms[j].w
+			i++
+			continue
+		}
+		ix.addTerm(sh, d, j, t)
+	}
+	for ; i < len(old.terms); i++ {
+		ix.removeTerm(sh, old.terms[i])
+	}
+	i = 0
+	for j, w := range d.pending.words {
+		for i < len(old.kw) && ix.kw.strs[old.kw[i].id] < w {
+			ix.removeWord(sh, old.kw[i])
+			i++
+		}
+		if i < len(old.kw) && ix.kw.strs[old.kw[i].id] == w {
+			o := old.kw[i]
+			d.kw[j].id, d.kw[j].pos = o.id, o.pos
+			sh.kw[o.id][o.pos].mask = d.kw[j].mask
+			i++
+			continue
+		}
+		ix.addWord(sh, d, j, w)
+	}
+	for ; i < len(old.kw); i++ {
+		ix.removeWord(sh, old.kw[i])
+	}
+	d.pending = nil
+}
+
+// addMeta registers a document's names, name phrases and name parts, and
+// picks its shard.
+func (ix *Index) addMeta(d *doc) {
 	ix.docs[d.name] = d
 	for _, k := range d.keys {
 		ix.keys[k] = insertByKeyOrder(ix.keys[k], d)
@@ -163,41 +267,10 @@ func (ix *Index) add(d *doc) {
 		ix.parts.ref(p)
 	}
 	d.shard = int(maphash.String(ix.seed, d.name) % uint64(len(ix.shards)))
-	sh := ix.shards[d.shard]
-	if n := len(sh.free); n > 0 {
-		d.slot = sh.free[n-1]
-		sh.free = sh.free[:n-1]
-		sh.docs[d.slot] = d
-	} else {
-		d.slot = int32(len(sh.docs))
-		sh.docs = append(sh.docs, d)
-		sh.normEp = append(sh.normEp, 0)
-		sh.norm = append(sh.norm, 0)
-	}
-	slot := uint32(d.slot)
-	for i, t := range d.pending.terms {
-		id := ix.tf.ref(t)
-		for int(id) >= len(sh.tf) {
-			sh.tf = append(sh.tf, nil)
-		}
-		d.terms[i].id = id
-		d.terms[i].pos = uint32(len(sh.tf[id]))
-		sh.tf[id] = append(sh.tf[id], tfPost{slot: slot, w: d.terms[i].w})
-	}
-	for i, w := range d.pending.words {
-		id := ix.kw.ref(w)
-		for int(id) >= len(sh.kw) {
-			sh.kw = append(sh.kw, nil)
-		}
-		d.kw[i].id = id
-		d.kw[i].pos = uint32(len(sh.kw[id]))
-		sh.kw[id] = append(sh.kw[id], kwPost{slot: slot, mask: d.kw[i].mask})
-	}
-	d.pending = nil
 }
 
-// remove deletes a document. The caller holds the write lock.
-func (ix *Index) remove(d *doc) {
+// removeMeta undoes addMeta.
+func (ix *Index) removeMeta(d *doc) {
 	delete(ix.docs, d.name)
 	for _, k := range d.keys {
 		ix.keys[k] = without(ix.keys[k], d)
@@ -223,25 +296,49 @@ func (ix *Index) remove(d *doc) {
 	for _, p := range d.parts {
 		ix.parts.unref(p)
 	}
-	sh := ix.shards[d.shard]
-	for _, t := range d.terms {
-		var moved int32
-		if sh.tf[t.id], moved = swapRemove(sh.tf[t.id], t.pos); moved >= 0 {
-			md := sh.docs[moved]
-			md.terms[slices.IndexFunc(md.terms, func(x docTerm) bool { return x.id == t.id })].pos = t.pos
-		}
-		ix.tf.unref(t.id)
+}
+
+// addTerm appends d's posting for its i-th TF-IDF term, text t.
+func (ix *Index) addTerm(sh *shard, d *doc, i int, t string) {
+	id := ix.tf.ref(t)
+	for int(id) >= len(sh.tf) {
+		sh.tf = append(sh.tf, nil)
 	}
-	for _, w := range d.kw {
-		var moved int32
-		if sh.kw[w.id], moved = swapRemove(sh.kw[w.id], w.pos); moved >= 0 {
-			md := sh.docs[moved]
-			md.kw[slices.IndexFunc(md.kw, func(x docWord) bool { return x.id == w.id })].pos = w.pos
-		}
-		ix.kw.unref(w.id)
+	d.terms[i].id = id
+	d.terms[i].pos = uint32(len(sh.tf[id]))
+	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), w: d.terms[i].w})
+}
+
+// removeTerm removes a TF-IDF posting and fixes the position of the
+// posting moved into its place.
+func (ix *Index) removeTerm(sh *shard, t docTerm) {
+	var moved int32
+	if sh.tf[t.id], moved = swapRemove(sh.tf[t.id], t.pos); moved >= 0 {
+		md := sh.docs[moved]
+		md.terms[slices.IndexFunc(md.terms, func(x docTerm) bool { return x.id == t.id })].pos = t.pos
 	}
-	sh.docs[d.slot] = nil
-	sh.free = append(sh.free, d.slot)
+	ix.tf.unref(t.id)
+}
+
+// addWord appends d's posting for its i-th keyword word, text w.
+func (ix *Index) addWord(sh *shard, d *doc, i int, w string) {
+	id := ix.kw.ref(w)
+	for int(id) >= len(sh.kw) {
+		sh.kw = append(sh.kw, nil)
+	}
+	d.kw[i].id = id
+	d.kw[i].pos = uint32(len(sh.kw[id]))
+	sh.kw[id] = append(sh.kw[id], kwPost{slot: uint32(d.slot), mask: d.kw[i].mask})
+}
+
+// removeWord removes a keyword posting and fixes the moved one.
+func (ix *Index) removeWord(sh *shard, w docWord) {
+	var moved int32
+	if sh.kw[w.id], moved = swapRemove(sh.kw[w.id], w.pos); moved >= 0 {
+		md := sh.docs[moved]
+		md.kw[slices.IndexFunc(md.kw, func(x docWord) bool { return x.id == w.id })].pos = w.pos
+	}
+	ix.kw.unref(w.id)
 }
 
 // insertByKeyOrder adds d to the documents of one exact-name spelling,
@@ -275,6 +372,13 @@ func swapRemove[P interface{ docSlot() uint32 }](list []P, pos uint32) ([]P, int
 
 func (p tfPost) docSlot() uint32 { return p.slot }
 func (p kwPost) docSlot() uint32 { return p.slot }
+
+// swapDoc replaces old by d in list.
+func swapDoc(list []*doc, old, d *doc) {
+	if i := slices.Index(list, old); i >= 0 {
+		list[i] = d
+	}
+}
 
 func without(list []*doc, d *doc) []*doc {
 	for i, x := range list {
