@@ -9,6 +9,7 @@ package tooldexv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -20,63 +21,6 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
-
-// RegisterOutcome is what registering one tool did.
-type RegisterOutcome int32
-
-const (
-	// Not set.
-	RegisterOutcome_REGISTER_OUTCOME_UNSPECIFIED RegisterOutcome = 0
-	// A new tool.
-	RegisterOutcome_REGISTER_OUTCOME_CREATED RegisterOutcome = 1
-	// Replaced a tool of the same name with a different definition.
-	RegisterOutcome_REGISTER_OUTCOME_UPDATED RegisterOutcome = 2
-	// The same definition was already registered.
-	RegisterOutcome_REGISTER_OUTCOME_UNCHANGED RegisterOutcome = 3
-)
-
-// Enum value maps for RegisterOutcome.
-var (
-	RegisterOutcome_name = map[int32]string{
-		0: "REGISTER_OUTCOME_UNSPECIFIED",
-		1: "REGISTER_OUTCOME_CREATED",
-		2: "REGISTER_OUTCOME_UPDATED",
-		3: "REGISTER_OUTCOME_UNCHANGED",
-	}
-	RegisterOutcome_value = map[string]int32{
-		"REGISTER_OUTCOME_UNSPECIFIED": 0,
-		"REGISTER_OUTCOME_CREATED":     1,
-		"REGISTER_OUTCOME_UPDATED":     2,
-		"REGISTER_OUTCOME_UNCHANGED":   3,
-	}
-)
-
-func (x RegisterOutcome) Enum() *RegisterOutcome {
-	p := new(RegisterOutcome)
-	*p = x
-	return p
-}
-
-func (x RegisterOutcome) String() string {
-	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
-}
-
-func (RegisterOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_tooldex_v1_discovery_proto_enumTypes[0].Descriptor()
-}
-
-func (RegisterOutcome) Type() protoreflect.EnumType {
-	return &file_tooldex_v1_discovery_proto_enumTypes[0]
-}
-
-func (x RegisterOutcome) Number() protoreflect.EnumNumber {
-	return protoreflect.EnumNumber(x)
-}
-
-// Deprecated: Use RegisterOutcome.Descriptor instead.
-func (RegisterOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{0}
-}
 
 // MatchKind says which path found a result.
 type MatchKind int32
@@ -123,11 +67,11 @@ func (x MatchKind) String() string {
 }
 
 func (MatchKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_tooldex_v1_discovery_proto_enumTypes[1].Descriptor()
+	return file_tooldex_v1_discovery_proto_enumTypes[0].Descriptor()
 }
 
 func (MatchKind) Type() protoreflect.EnumType {
-	return &file_tooldex_v1_discovery_proto_enumTypes[1]
+	return &file_tooldex_v1_discovery_proto_enumTypes[0]
 }
 
 func (x MatchKind) Number() protoreflect.EnumNumber {
@@ -136,7 +80,7 @@ func (x MatchKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MatchKind.Descriptor instead.
 func (MatchKind) EnumDescriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{1}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{0}
 }
 
 // QueryMode is how a query was interpreted.
@@ -184,11 +128,11 @@ func (x QueryMode) String() string {
 }
 
 func (QueryMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_tooldex_v1_discovery_proto_enumTypes[2].Descriptor()
+	return file_tooldex_v1_discovery_proto_enumTypes[1].Descriptor()
 }
 
 func (QueryMode) Type() protoreflect.EnumType {
-	return &file_tooldex_v1_discovery_proto_enumTypes[2]
+	return &file_tooldex_v1_discovery_proto_enumTypes[1]
 }
 
 func (x QueryMode) Number() protoreflect.EnumNumber {
@@ -197,7 +141,7 @@ func (x QueryMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryMode.Descriptor instead.
 func (QueryMode) EnumDescriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{2}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{1}
 }
 
 // RegisterToolsRequest carries the tools to insert or replace.
@@ -575,7 +519,10 @@ type SearchRequest struct {
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	// select: returns every named tool regardless.
-	MaxResults    int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
+	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
+	// The caller's identity; tools its permission rules deny are never
+	// listed.
+	Caller        string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -622,6 +569,13 @@ func (x *SearchRequest) GetMaxResults() int32 {
 		return x.MaxResults
 	}
 	return 0
+}
+
+func (x *SearchRequest) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 // SearchResponse holds ranked tools and a rendering for the model.
@@ -817,7 +771,10 @@ type DiscoverRequest struct {
 	// The task in natural language. At most 4,096 bytes.
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
-	MaxResults    int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
+	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
+	// The caller's identity; tools its permission rules deny are never
+	// listed.
+	Caller        string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -864,6 +821,13 @@ func (x *DiscoverRequest) GetMaxResults() int32 {
 		return x.MaxResults
 	}
 	return 0
+}
+
+func (x *DiscoverRequest) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 // DiscoverResponse holds tools ranked for the task, with schemas.
@@ -930,12 +894,461 @@ func (x *DiscoverResponse) GetText() string {
 	return ""
 }
 
+// ExecuteRequest calls a tool.
+type ExecuteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool's name (or an alias).
+	ToolName string `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Parameters, a JSON object.
+	Params *structpb.Struct `protobuf:"bytes,2,opt,name=params,proto3" json:"params,omitempty"`
+	// Parameters as JSON text, instead of params, when exact 64-bit integers
+	// matter (Struct holds numbers as doubles).
+	ParamsJson string `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	// The frontend's session, for logs.
+	SessionId string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The caller's identity, matched by permission rules.
+	Caller string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
+	// Approval of an earlier approval_required answer for this very call.
+	ApprovalToken string `protobuf:"bytes,6,opt,name=approval_token,json=approvalToken,proto3" json:"approval_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteRequest) Reset() {
+	*x = ExecuteRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteRequest) ProtoMessage() {}
+
+func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
+func (*ExecuteRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ExecuteRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetParams() *structpb.Struct {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *ExecuteRequest) GetParamsJson() string {
+	if x != nil {
+		return x.ParamsJson
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetApprovalToken() string {
+	if x != nil {
+		return x.ApprovalToken
+	}
+	return ""
+}
+
+// ExecuteResponse is the host's result, or a request for approval.
+type ExecuteResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool that ran.
+	ToolName string `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Result content, unchanged from the host.
+	Content []*Content `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	// The tool ran and failed.
+	IsError bool `protobuf:"varint,3,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// Structured result.
+	StructuredContent *structpb.Struct `protobuf:"bytes,4,opt,name=structured_content,json=structuredContent,proto3" json:"structured_content,omitempty"`
+	// The call's id, as the host and the logs know it.
+	CallId string `protobuf:"bytes,5,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// The host that ran it.
+	HostId string `protobuf:"bytes,6,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// Set when a permission rule says "ask": nothing ran. Ask the user, then
+	// call again with approval_token.
+	ApprovalRequired *ApprovalRequest `protobuf:"bytes,7,opt,name=approval_required,json=approvalRequired,proto3" json:"approval_required,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ExecuteResponse) Reset() {
+	*x = ExecuteResponse{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteResponse) ProtoMessage() {}
+
+func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
+func (*ExecuteResponse) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ExecuteResponse) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ExecuteResponse) GetContent() []*Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *ExecuteResponse) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *ExecuteResponse) GetStructuredContent() *structpb.Struct {
+	if x != nil {
+		return x.StructuredContent
+	}
+	return nil
+}
+
+func (x *ExecuteResponse) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ExecuteResponse) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *ExecuteResponse) GetApprovalRequired() *ApprovalRequest {
+	if x != nil {
+		return x.ApprovalRequired
+	}
+	return nil
+}
+
+// ApprovalRequest describes a call that needs the user's approval.
+type ApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The real tool name.
+	ToolName string `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// A short summary of the parameters, for the user.
+	ParamsSummary string `protobuf:"bytes,2,opt,name=params_summary,json=paramsSummary,proto3" json:"params_summary,omitempty"`
+	// Pass this back as ExecuteRequest.approval_token to run the same call.
+	ApprovalToken string `protobuf:"bytes,3,opt,name=approval_token,json=approvalToken,proto3" json:"approval_token,omitempty"`
+	// The rule that asked.
+	Rule          string `protobuf:"bytes,4,opt,name=rule,proto3" json:"rule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalRequest) Reset() {
+	*x = ApprovalRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalRequest) ProtoMessage() {}
+
+func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
+func (*ApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ApprovalRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetParamsSummary() string {
+	if x != nil {
+		return x.ParamsSummary
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetApprovalToken() string {
+	if x != nil {
+		return x.ApprovalToken
+	}
+	return ""
+}
+
+func (x *ApprovalRequest) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+// ListHostsRequest is empty.
+type ListHostsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHostsRequest) Reset() {
+	*x = ListHostsRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHostsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHostsRequest) ProtoMessage() {}
+
+func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
+func (*ListHostsRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{15}
+}
+
+// ListHostsResponse lists connected hosts.
+type ListHostsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Hosts, sorted by host id.
+	Hosts         []*HostInfo `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHostsResponse) Reset() {
+	*x = ListHostsResponse{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHostsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHostsResponse) ProtoMessage() {}
+
+func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
+func (*ListHostsResponse) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListHostsResponse) GetHosts() []*HostInfo {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+// HostInfo describes one connected host session.
+type HostInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The host's id.
+	HostId string `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// The session.
+	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The host's version.
+	Version string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	// Tools it serves.
+	Tools []string `protobuf:"bytes,4,rep,name=tools,proto3" json:"tools,omitempty"`
+	// Calls it runs at once.
+	Slots int32 `protobuf:"varint,5,opt,name=slots,proto3" json:"slots,omitempty"`
+	// Calls running now.
+	InFlight int32 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// Calls completed in this session.
+	Completed     int64 `protobuf:"varint,7,opt,name=completed,proto3" json:"completed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostInfo) Reset() {
+	*x = HostInfo{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostInfo) ProtoMessage() {}
+
+func (x *HostInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostInfo.ProtoReflect.Descriptor instead.
+func (*HostInfo) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *HostInfo) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *HostInfo) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *HostInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *HostInfo) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *HostInfo) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *HostInfo) GetInFlight() int32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *HostInfo) GetCompleted() int64 {
+	if x != nil {
+		return x.Completed
+	}
+	return 0
+}
+
 var File_tooldex_v1_discovery_proto protoreflect.FileDescriptor
 
 const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\n" +
 	"\x1atooldex/v1/discovery.proto\x12\n" +
-	"tooldex.v1\x1a\x15tooldex/v1/tool.proto\"c\n" +
+	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15tooldex/v1/host.proto\x1a\x15tooldex/v1/tool.proto\"c\n" +
 	"\x14RegisterToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\x12#\n" +
 	"\rvalidate_only\x18\x02 \x01(\bR\fvalidateOnly\"M\n" +
@@ -955,11 +1368,12 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"namePrefix\x12-\n" +
 	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\";\n" +
 	"\x11ListToolsResponse\x12&\n" +
-	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"F\n" +
+	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"^\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
-	"maxResults\"\xf9\x01\n" +
+	"maxResults\x12\x16\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\"\xf9\x01\n" +
 	"\x0eSearchResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
@@ -974,20 +1388,50 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\vtfidf_score\x18\x04 \x01(\x01R\n" +
 	"tfidfScore\x12%\n" +
 	"\x0ekeyword_points\x18\x05 \x01(\x05R\rkeywordPoints\x12+\n" +
-	"\x05match\x18\x06 \x01(\x0e2\x15.tooldex.v1.MatchKindR\x05match\"H\n" +
+	"\x05match\x18\x06 \x01(\x0e2\x15.tooldex.v1.MatchKindR\x05match\"`\n" +
 	"\x0fDiscoverRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
-	"maxResults\"\x8c\x01\n" +
+	"maxResults\x12\x16\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\"\x8c\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text*\x8f\x01\n" +
-	"\x0fRegisterOutcome\x12 \n" +
-	"\x1cREGISTER_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
-	"\x18REGISTER_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
-	"\x18REGISTER_OUTCOME_UPDATED\x10\x02\x12\x1e\n" +
-	"\x1aREGISTER_OUTCOME_UNCHANGED\x10\x03*\x82\x01\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xdd\x01\n" +
+	"\x0eExecuteRequest\x12\x1b\n" +
+	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12/\n" +
+	"\x06params\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06params\x12\x1f\n" +
+	"\vparams_json\x18\x03 \x01(\tR\n" +
+	"paramsJson\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\x12\x16\n" +
+	"\x06caller\x18\x05 \x01(\tR\x06caller\x12%\n" +
+	"\x0eapproval_token\x18\x06 \x01(\tR\rapprovalToken\"\xbc\x02\n" +
+	"\x0fExecuteResponse\x12\x1b\n" +
+	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12-\n" +
+	"\acontent\x18\x02 \x03(\v2\x13.tooldex.v1.ContentR\acontent\x12\x19\n" +
+	"\bis_error\x18\x03 \x01(\bR\aisError\x12F\n" +
+	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x17\n" +
+	"\acall_id\x18\x05 \x01(\tR\x06callId\x12\x17\n" +
+	"\ahost_id\x18\x06 \x01(\tR\x06hostId\x12H\n" +
+	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\"\x90\x01\n" +
+	"\x0fApprovalRequest\x12\x1b\n" +
+	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12%\n" +
+	"\x0eparams_summary\x18\x02 \x01(\tR\rparamsSummary\x12%\n" +
+	"\x0eapproval_token\x18\x03 \x01(\tR\rapprovalToken\x12\x12\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule\"\x12\n" +
+	"\x10ListHostsRequest\"?\n" +
+	"\x11ListHostsResponse\x12*\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\"\xc3\x01\n" +
+	"\bHostInfo\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12\x14\n" +
+	"\x05tools\x18\x04 \x03(\tR\x05tools\x12\x14\n" +
+	"\x05slots\x18\x05 \x01(\x05R\x05slots\x12\x1b\n" +
+	"\tin_flight\x18\x06 \x01(\x05R\binFlight\x12\x1c\n" +
+	"\tcompleted\x18\a \x01(\x03R\tcompleted*\x82\x01\n" +
 	"\tMatchKind\x12\x1a\n" +
 	"\x16MATCH_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MATCH_KIND_RANKED\x10\x01\x12\x14\n" +
@@ -999,13 +1443,15 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12QUERY_MODE_KEYWORD\x10\x01\x12\x15\n" +
 	"\x11QUERY_MODE_SELECT\x10\x02\x12\x17\n" +
 	"\x13QUERY_MODE_DISCOVER\x10\x03\x12\x15\n" +
-	"\x11QUERY_MODE_PREFIX\x10\x042\x96\x03\n" +
+	"\x11QUERY_MODE_PREFIX\x10\x042\xa4\x04\n" +
 	"\x10DiscoveryService\x12T\n" +
 	"\rRegisterTools\x12 .tooldex.v1.RegisterToolsRequest\x1a!.tooldex.v1.RegisterToolsResponse\x12Z\n" +
 	"\x0fUnregisterTools\x12\".tooldex.v1.UnregisterToolsRequest\x1a#.tooldex.v1.UnregisterToolsResponse\x12H\n" +
 	"\tListTools\x12\x1c.tooldex.v1.ListToolsRequest\x1a\x1d.tooldex.v1.ListToolsResponse\x12?\n" +
 	"\x06Search\x12\x19.tooldex.v1.SearchRequest\x1a\x1a.tooldex.v1.SearchResponse\x12E\n" +
-	"\bDiscover\x12\x1b.tooldex.v1.DiscoverRequest\x1a\x1c.tooldex.v1.DiscoverResponseB\x9e\x01\n" +
+	"\bDiscover\x12\x1b.tooldex.v1.DiscoverRequest\x1a\x1c.tooldex.v1.DiscoverResponse\x12B\n" +
+	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12H\n" +
+	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponseB\x9e\x01\n" +
 	"\x0ecom.tooldex.v1B\x0eDiscoveryProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
 	"Tooldex.V1\xca\x02\n" +
 	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
@@ -1022,54 +1468,71 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 	return file_tooldex_v1_discovery_proto_rawDescData
 }
 
-var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
-	(RegisterOutcome)(0),            // 0: tooldex.v1.RegisterOutcome
-	(MatchKind)(0),                  // 1: tooldex.v1.MatchKind
-	(QueryMode)(0),                  // 2: tooldex.v1.QueryMode
-	(*RegisterToolsRequest)(nil),    // 3: tooldex.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil),   // 4: tooldex.v1.RegisterToolsResponse
-	(*RegisterResult)(nil),          // 5: tooldex.v1.RegisterResult
-	(*UnregisterToolsRequest)(nil),  // 6: tooldex.v1.UnregisterToolsRequest
-	(*UnregisterToolsResponse)(nil), // 7: tooldex.v1.UnregisterToolsResponse
-	(*ListToolsRequest)(nil),        // 8: tooldex.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),       // 9: tooldex.v1.ListToolsResponse
-	(*SearchRequest)(nil),           // 10: tooldex.v1.SearchRequest
-	(*SearchResponse)(nil),          // 11: tooldex.v1.SearchResponse
-	(*SearchResult)(nil),            // 12: tooldex.v1.SearchResult
-	(*DiscoverRequest)(nil),         // 13: tooldex.v1.DiscoverRequest
-	(*DiscoverResponse)(nil),        // 14: tooldex.v1.DiscoverResponse
-	(*Tool)(nil),                    // 15: tooldex.v1.Tool
-	(Loading)(0),                    // 16: tooldex.v1.Loading
+	(MatchKind)(0),                  // 0: tooldex.v1.MatchKind
+	(QueryMode)(0),                  // 1: tooldex.v1.QueryMode
+	(*RegisterToolsRequest)(nil),    // 2: tooldex.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),   // 3: tooldex.v1.RegisterToolsResponse
+	(*RegisterResult)(nil),          // 4: tooldex.v1.RegisterResult
+	(*UnregisterToolsRequest)(nil),  // 5: tooldex.v1.UnregisterToolsRequest
+	(*UnregisterToolsResponse)(nil), // 6: tooldex.v1.UnregisterToolsResponse
+	(*ListToolsRequest)(nil),        // 7: tooldex.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),       // 8: tooldex.v1.ListToolsResponse
+	(*SearchRequest)(nil),           // 9: tooldex.v1.SearchRequest
+	(*SearchResponse)(nil),          // 10: tooldex.v1.SearchResponse
+	(*SearchResult)(nil),            // 11: tooldex.v1.SearchResult
+	(*DiscoverRequest)(nil),         // 12: tooldex.v1.DiscoverRequest
+	(*DiscoverResponse)(nil),        // 13: tooldex.v1.DiscoverResponse
+	(*ExecuteRequest)(nil),          // 14: tooldex.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),         // 15: tooldex.v1.ExecuteResponse
+	(*ApprovalRequest)(nil),         // 16: tooldex.v1.ApprovalRequest
+	(*ListHostsRequest)(nil),        // 17: tooldex.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),       // 18: tooldex.v1.ListHostsResponse
+	(*HostInfo)(nil),                // 19: tooldex.v1.HostInfo
+	(*Tool)(nil),                    // 20: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 21: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 22: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 23: google.protobuf.Struct
+	(*Content)(nil),                 // 24: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	15, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
-	5,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	0,  // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	16, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	16, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	15, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
-	12, // 6: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
-	2,  // 7: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	15, // 8: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
-	1,  // 9: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
-	12, // 10: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	3,  // 11: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	6,  // 12: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	8,  // 13: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	10, // 14: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	13, // 15: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	4,  // 16: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	7,  // 17: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	9,  // 18: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	11, // 19: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	14, // 20: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	20, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	4,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
+	21, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	22, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	22, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	20, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	11, // 6: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
+	1,  // 7: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
+	20, // 8: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	0,  // 9: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
+	11, // 10: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
+	23, // 11: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	24, // 12: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	23, // 13: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	16, // 14: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
+	19, // 15: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
+	2,  // 16: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	5,  // 17: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	7,  // 18: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	9,  // 19: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	12, // 20: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	14, // 21: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	17, // 22: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	3,  // 23: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	6,  // 24: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	8,  // 25: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	10, // 26: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	13, // 27: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	15, // 28: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	18, // 29: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -1077,14 +1540,15 @@ func file_tooldex_v1_discovery_proto_init() {
 	if File_tooldex_v1_discovery_proto != nil {
 		return
 	}
+	file_tooldex_v1_host_proto_init()
 	file_tooldex_v1_tool_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   12,
+			NumEnums:      2,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,8 @@ const (
 	DiscoveryService_ListTools_FullMethodName       = "/tooldex.v1.DiscoveryService/ListTools"
 	DiscoveryService_Search_FullMethodName          = "/tooldex.v1.DiscoveryService/Search"
 	DiscoveryService_Discover_FullMethodName        = "/tooldex.v1.DiscoveryService/Discover"
+	DiscoveryService_Execute_FullMethodName         = "/tooldex.v1.DiscoveryService/Execute"
+	DiscoveryService_ListHosts_FullMethodName       = "/tooldex.v1.DiscoveryService/ListHosts"
 )
 
 // DiscoveryServiceClient is the client API for DiscoveryService service.
@@ -50,6 +52,17 @@ type DiscoveryServiceClient interface {
 	// Discover ranks deferred tools for a task description by TF-IDF alone and
 	// returns them with their input schemas.
 	Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (*DiscoverResponse, error)
+	// Execute runs a registered tool on a connected tool host: it validates
+	// params against the tool's input schema (INVALID_ARGUMENT with every
+	// violation), checks permissions (PERMISSION_DENIED, or an approval
+	// request for "ask" rules), forwards the call with the caller's deadline
+	// (capped by the server's maximum) and returns the host's result
+	// unchanged. NOT_FOUND for unknown tools, UNAVAILABLE when no live host
+	// serves the tool, RESOURCE_EXHAUSTED when all its hosts are busy,
+	// DEADLINE_EXCEEDED when the deadline passes.
+	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	// ListHosts lists connected tool hosts with their tools, slots and load.
+	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error)
 }
 
 type discoveryServiceClient struct {
@@ -110,6 +123,26 @@ func (c *discoveryServiceClient) Discover(ctx context.Context, in *DiscoverReque
 	return out, nil
 }
 
+func (c *discoveryServiceClient) Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExecuteResponse)
+	err := c.cc.Invoke(ctx, DiscoveryService_Execute_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *discoveryServiceClient) ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListHostsResponse)
+	err := c.cc.Invoke(ctx, DiscoveryService_ListHosts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DiscoveryServiceServer is the server API for DiscoveryService service.
 // All implementations must embed UnimplementedDiscoveryServiceServer
 // for forward compatibility.
@@ -134,6 +167,17 @@ type DiscoveryServiceServer interface {
 	// Discover ranks deferred tools for a task description by TF-IDF alone and
 	// returns them with their input schemas.
 	Discover(context.Context, *DiscoverRequest) (*DiscoverResponse, error)
+	// Execute runs a registered tool on a connected tool host: it validates
+	// params against the tool's input schema (INVALID_ARGUMENT with every
+	// violation), checks permissions (PERMISSION_DENIED, or an approval
+	// request for "ask" rules), forwards the call with the caller's deadline
+	// (capped by the server's maximum) and returns the host's result
+	// unchanged. NOT_FOUND for unknown tools, UNAVAILABLE when no live host
+	// serves the tool, RESOURCE_EXHAUSTED when all its hosts are busy,
+	// DEADLINE_EXCEEDED when the deadline passes.
+	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	// ListHosts lists connected tool hosts with their tools, slots and load.
+	ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error)
 	mustEmbedUnimplementedDiscoveryServiceServer()
 }
 
@@ -158,6 +202,12 @@ func (UnimplementedDiscoveryServiceServer) Search(context.Context, *SearchReques
 }
 func (UnimplementedDiscoveryServiceServer) Discover(context.Context, *DiscoverRequest) (*DiscoverResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Discover not implemented")
+}
+func (UnimplementedDiscoveryServiceServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedDiscoveryServiceServer) ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
 }
 func (UnimplementedDiscoveryServiceServer) mustEmbedUnimplementedDiscoveryServiceServer() {}
 func (UnimplementedDiscoveryServiceServer) testEmbeddedByValue()                          {}
@@ -270,6 +320,42 @@ func _DiscoveryService_Discover_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DiscoveryService_Execute_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecuteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DiscoveryServiceServer).Execute(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DiscoveryService_Execute_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DiscoveryServiceServer).Execute(ctx, req.(*ExecuteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DiscoveryService_ListHosts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListHostsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DiscoveryServiceServer).ListHosts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DiscoveryService_ListHosts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DiscoveryServiceServer).ListHosts(ctx, req.(*ListHostsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DiscoveryService_ServiceDesc is the grpc.ServiceDesc for DiscoveryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -296,6 +382,14 @@ var DiscoveryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Discover",
 			Handler:    _DiscoveryService_Discover_Handler,
+		},
+		{
+			MethodName: "Execute",
+			Handler:    _DiscoveryService_Execute_Handler,
+		},
+		{
+			MethodName: "ListHosts",
+			Handler:    _DiscoveryService_ListHosts_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

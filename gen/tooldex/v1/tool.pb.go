@@ -140,6 +140,63 @@ func (Loading) EnumDescriptor() ([]byte, []int) {
 	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{1}
 }
 
+// RegisterOutcome is what registering one tool did.
+type RegisterOutcome int32
+
+const (
+	// Not set.
+	RegisterOutcome_REGISTER_OUTCOME_UNSPECIFIED RegisterOutcome = 0
+	// A new tool.
+	RegisterOutcome_REGISTER_OUTCOME_CREATED RegisterOutcome = 1
+	// Replaced a tool of the same name with a different definition.
+	RegisterOutcome_REGISTER_OUTCOME_UPDATED RegisterOutcome = 2
+	// The same definition was already registered.
+	RegisterOutcome_REGISTER_OUTCOME_UNCHANGED RegisterOutcome = 3
+)
+
+// Enum value maps for RegisterOutcome.
+var (
+	RegisterOutcome_name = map[int32]string{
+		0: "REGISTER_OUTCOME_UNSPECIFIED",
+		1: "REGISTER_OUTCOME_CREATED",
+		2: "REGISTER_OUTCOME_UPDATED",
+		3: "REGISTER_OUTCOME_UNCHANGED",
+	}
+	RegisterOutcome_value = map[string]int32{
+		"REGISTER_OUTCOME_UNSPECIFIED": 0,
+		"REGISTER_OUTCOME_CREATED":     1,
+		"REGISTER_OUTCOME_UPDATED":     2,
+		"REGISTER_OUTCOME_UNCHANGED":   3,
+	}
+)
+
+func (x RegisterOutcome) Enum() *RegisterOutcome {
+	p := new(RegisterOutcome)
+	*p = x
+	return p
+}
+
+func (x RegisterOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RegisterOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_tooldex_v1_tool_proto_enumTypes[2].Descriptor()
+}
+
+func (RegisterOutcome) Type() protoreflect.EnumType {
+	return &file_tooldex_v1_tool_proto_enumTypes[2]
+}
+
+func (x RegisterOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RegisterOutcome.Descriptor instead.
+func (RegisterOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{2}
+}
+
 // Tool is one tool definition: what a frontend or a tool host registers and
 // what searches return.
 type Tool struct {
@@ -445,7 +502,12 @@ const file_tooldex_v1_tool_proto_rawDesc = "" +
 	"\x13LOADING_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fLOADING_CORE\x10\x01\x12\x14\n" +
 	"\x10LOADING_DEFERRED\x10\x02\x12\x14\n" +
-	"\x10LOADING_EXCLUDED\x10\x03B\x99\x01\n" +
+	"\x10LOADING_EXCLUDED\x10\x03*\x8f\x01\n" +
+	"\x0fRegisterOutcome\x12 \n" +
+	"\x1cREGISTER_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18REGISTER_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
+	"\x18REGISTER_OUTCOME_UPDATED\x10\x02\x12\x1e\n" +
+	"\x1aREGISTER_OUTCOME_UNCHANGED\x10\x03B\x99\x01\n" +
 	"\x0ecom.tooldex.v1B\tToolProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
 	"Tooldex.V1\xca\x02\n" +
 	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
@@ -462,20 +524,21 @@ func file_tooldex_v1_tool_proto_rawDescGZIP() []byte {
 	return file_tooldex_v1_tool_proto_rawDescData
 }
 
-var file_tooldex_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_tooldex_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_tooldex_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_tooldex_v1_tool_proto_goTypes = []any{
 	(Origin)(0),             // 0: tooldex.v1.Origin
 	(Loading)(0),            // 1: tooldex.v1.Loading
-	(*Tool)(nil),            // 2: tooldex.v1.Tool
-	(*ToolAnnotations)(nil), // 3: tooldex.v1.ToolAnnotations
-	(*ToolSource)(nil),      // 4: tooldex.v1.ToolSource
-	(*structpb.Struct)(nil), // 5: google.protobuf.Struct
+	(RegisterOutcome)(0),    // 2: tooldex.v1.RegisterOutcome
+	(*Tool)(nil),            // 3: tooldex.v1.Tool
+	(*ToolAnnotations)(nil), // 4: tooldex.v1.ToolAnnotations
+	(*ToolSource)(nil),      // 5: tooldex.v1.ToolSource
+	(*structpb.Struct)(nil), // 6: google.protobuf.Struct
 }
 var file_tooldex_v1_tool_proto_depIdxs = []int32{
-	5, // 0: tooldex.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	3, // 1: tooldex.v1.Tool.annotations:type_name -> tooldex.v1.ToolAnnotations
-	4, // 2: tooldex.v1.Tool.source:type_name -> tooldex.v1.ToolSource
+	6, // 0: tooldex.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	4, // 1: tooldex.v1.Tool.annotations:type_name -> tooldex.v1.ToolAnnotations
+	5, // 2: tooldex.v1.Tool.source:type_name -> tooldex.v1.ToolSource
 	1, // 3: tooldex.v1.Tool.loading:type_name -> tooldex.v1.Loading
 	0, // 4: tooldex.v1.ToolSource.origin:type_name -> tooldex.v1.Origin
 	5, // [5:5] is the sub-list for method output_type
@@ -495,7 +558,7 @@ func file_tooldex_v1_tool_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_tool_proto_rawDesc), len(file_tooldex_v1_tool_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
