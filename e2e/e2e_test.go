@@ -146,7 +146,7 @@ func (s *server) conn(t *testing.T) tooldexv1.DiscoveryServiceClient {
 }
 
 func TestDemoCatalogSearchWithClient(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--demo-catalog")
 	tests := []struct {
 		name string
 		args []string
@@ -176,7 +176,7 @@ func TestDemoCatalogSearchWithClient(t *testing.T) {
 }
 
 func TestRegisterSearchUnregisterWithClient(t *testing.T) {
-	s := startServer(t, "--demo=false")
+	s := startServer(t, "--demo-host=false")
 	dir := t.TempDir()
 	mcpList := `{"tools":[{"name":"mcp__weather__get_forecast","description":"Get the weather forecast for a city for the next days.","inputSchema":{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}}]}`
 	file := filepath.Join(dir, "tools.json")
@@ -215,7 +215,7 @@ func TestRegisterSearchUnregisterWithClient(t *testing.T) {
 }
 
 func TestBadInputOverGRPC(t *testing.T) {
-	s := startServer(t, "--demo=false")
+	s := startServer(t, "--demo-host=false")
 	c := s.conn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -315,7 +315,7 @@ func TestBadInputOverGRPC(t *testing.T) {
 }
 
 func TestGrpcurlThroughReflection(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--demo-catalog")
 	grpcurl := filepath.Join(binaries(t), "grpcurl")
 	run := func(args ...string) string {
 		t.Helper()

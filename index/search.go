@@ -62,6 +62,9 @@ type Options struct {
 	Max int
 	// Mode picks the scorers; discover: queries always use ModeTFIDF.
 	Mode Mode
+	// Allow, when set, hides every tool it returns false for (a caller's
+	// permissions): hidden tools are never returned nor named.
+	Allow func(name string) bool
 }
 
 // parallelMin is the number of deferred documents from which shards are
@@ -87,12 +90,16 @@ func (ix *Index) Run(q Query, opt Options) Result {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	res := Result{Kind: q.Kind, Deferred: ix.nDeferred}
+	allow := opt.Allow
+	if allow == nil {
+		allow = func(string) bool { return true }
+	}
 	switch q.Kind {
 	case KindSelect:
-		ix.runSelect(q.Names, &res)
+		ix.runSelect(q.Names, allow, &res)
 		return res
 	case KindPrefix:
-		if ix.runPrefix(q.Prefix, n, &res) {
+		if ix.runPrefix(q.Prefix, n, allow, &res) {
 			return res
 		}
 		res.Kind = KindKeyword
@@ -102,6 +109,7 @@ func (ix *Index) Run(q Query, opt Options) Result {
 	var exact []*doc
 	if q.Kind != KindDiscover {
 		exact = ix.exact(q.Text)
+		exact = slices.DeleteFunc(exact, func(d *doc) bool { return !allow(d.name) })
 		for _, d := range exact {
 			if d.core {
 				res.AlreadyLoaded = append(res.AlreadyLoaded, d.name)
@@ -111,8 +119,13 @@ func (ix *Index) Run(q Query, opt Options) Result {
 		}
 	}
 	p := ix.compile(q.Text, opt.Mode, n-len(res.Hits), exact)
+	p.allow = opt.Allow
 	if q.Kind != KindDiscover {
-		res.AlreadyLoaded = append(res.AlreadyLoaded, ix.coreMentions(p, exact)...)
+		for _, name := range ix.coreMentions(p, exact) {
+			if allow(name) {
+				res.AlreadyLoaded = append(res.AlreadyLoaded, name)
+			}
+		}
 	}
 	if len(res.Hits) >= n {
 		res.Hits = res.Hits[:n]
@@ -122,7 +135,7 @@ func (ix *Index) Run(q Query, opt Options) Result {
 	return res
 }
 
-func (ix *Index) runSelect(names []string, res *Result) {
+func (ix *Index) runSelect(names []string, allow func(string) bool, res *Result) {
 	seen := make(map[*doc]bool)
 	for _, name := range names {
 		d := ix.docs[name]
@@ -132,7 +145,7 @@ func (ix *Index) runSelect(names []string, res *Result) {
 			}
 		}
 		switch {
-		case d == nil:
+		case d == nil || !allow(d.name):
 			res.NotFound = append(res.NotFound, name)
 		case seen[d]:
 		case d.core:
@@ -169,11 +182,11 @@ func (ix *Index) exact(text string) []*doc {
 	return ds
 }
 
-func (ix *Index) runPrefix(prefix string, n int, res *Result) bool {
+func (ix *Index) runPrefix(prefix string, n int, allow func(string) bool, res *Result) bool {
 	var names []string
 	for _, sh := range ix.shards {
 		for _, d := range sh.docs {
-			if d != nil && strings.HasPrefix(strings.ToLower(d.name), prefix) {
+			if d != nil && strings.HasPrefix(strings.ToLower(d.name), prefix) && allow(d.name) {
 				names = append(names, d.name)
 			}
 		}
@@ -208,6 +221,7 @@ type plan struct {
 	boostCore []*doc    // core documents the query names
 	kwWords   []string  // every keyword word of the query
 	exclude   map[*doc]bool
+	allow     func(string) bool
 	n         int
 }
 
@@ -601,6 +615,9 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		}
 		score := p.wk*kw + p.wt*cos
 		if score <= 0 || len(top) == p.n && score < top[p.n-1].Score {
+			continue
+		}
+		if p.allow != nil && !p.allow(d.name) {
 			continue
 		}
 		top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(s.pts[slot])}, p.n)

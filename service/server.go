@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
@@ -13,6 +14,8 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/registry"
 )
 
 // Config configures a Server.
@@ -24,15 +27,36 @@ type Config struct {
 	Index index.Config
 	// Logger receives structured logs; nil means no logs.
 	Logger *zap.Logger
+	// Registry configures host sessions and call routing.
+	Registry registry.Config
+	// Permissions decide who may execute and see which tools; nil allows
+	// everything.
+	Permissions *permission.Policy
+	// ApprovalKey signs approval tokens; nil picks a random key (tokens
+	// then last as long as the process).
+	ApprovalKey []byte
+	// MaxExecute caps an Execute call's deadline; 0 means 60s.
+	MaxExecute time.Duration
+	// Metrics records Prometheus metrics; nil records none.
+	Metrics *Metrics
 }
 
 // Server implements tooldex.v1.DiscoveryService.
 type Server struct {
 	tooldexv1.UnimplementedDiscoveryServiceServer
 
-	log    *zap.Logger
-	policy Policy
-	ix     *index.Index
+	log        *zap.Logger
+	policy     Policy
+	ix         *index.Index
+	reg        *registry.Registry
+	perms      *permission.Policy
+	approver   *permission.Approver
+	maxExecute time.Duration
+	metrics    *Metrics
+
+	// hostsCtx ends every host session when cancelled (CloseHosts).
+	hostsCtx   context.Context
+	closeHosts context.CancelFunc
 
 	// mu guards tools and orders catalog changes with index updates.
 	mu    sync.RWMutex
@@ -43,6 +67,15 @@ type Server struct {
 type entry struct {
 	tool   *tooldexv1.Tool // as registered, with loading set; never mutated
 	schema *jsonschema.Schema
+	// hosts are the host sessions serving the tool. A tool a host
+	// registered (source origin HOST) leaves the catalog with its last
+	// host; one a frontend or catalog registered stays.
+	hosts map[string]bool
+}
+
+// hostOwned reports whether the tool came from a tool host.
+func (e *entry) hostOwned() bool {
+	return e.tool.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST
 }
 
 var _ tooldexv1.DiscoveryServiceServer = (*Server)(nil)
@@ -56,13 +89,44 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Server{
-		log:    log.Named("discovery"),
-		policy: cfg.Policy,
-		ix:     index.New(cfg.Index),
-		tools:  make(map[string]*entry),
+	if cfg.Permissions == nil {
+		cfg.Permissions = permission.AllowAll()
 	}
+	if cfg.MaxExecute <= 0 {
+		cfg.MaxExecute = 60 * time.Second
+	}
+	if cfg.Registry.Logger == nil {
+		cfg.Registry.Logger = log.Named("registry")
+	}
+	hostsCtx, closeHosts := context.WithCancel(context.Background())
+	s := &Server{
+		log:        log.Named("discovery"),
+		policy:     cfg.Policy,
+		ix:         index.New(cfg.Index),
+		reg:        registry.New(cfg.Registry),
+		perms:      cfg.Permissions,
+		approver:   permission.NewApprover(cfg.ApprovalKey, 0, nil),
+		maxExecute: cfg.MaxExecute,
+		metrics:    cfg.Metrics,
+		hostsCtx:   hostsCtx,
+		closeHosts: closeHosts,
+		tools:      make(map[string]*entry),
+	}
+	cfg.Metrics.watch(s)
+	return s
 }
+
+// Run runs the host registry's liveness checks until ctx is done.
+func (s *Server) Run(ctx context.Context) error { return s.reg.Run(ctx) }
+
+// DrainHosts tells every host the server is going away: they finish
+// in-flight calls and take no more.
+func (s *Server) DrainHosts(grace time.Duration) { s.reg.Drain(grace) }
+
+// CloseHosts ends every host session; their in-flight calls fail with
+// UNAVAILABLE. Part of shutdown, before GracefulStop, which would
+// otherwise wait for the long-lived streams.
+func (s *Server) CloseHosts() { s.closeHosts() }
 
 // Index returns the server's search index (for in-process evaluation).
 func (s *Server) Index() *index.Index { return s.ix }
@@ -94,16 +158,7 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 			ve.add(field+".name", "%q is also tools[%d]; names must be unique in a batch", t.GetName(), j)
 		}
 		seen[t.GetName()] = i
-		sch := validateTool(ve, field, t)
-		c := proto.CloneOf(t)
-		if c.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_UNSPECIFIED {
-			if c.Source == nil {
-				c.Source = &tooldexv1.ToolSource{}
-			}
-			c.Source.Origin = tooldexv1.Origin_ORIGIN_FRONTEND
-		}
-		c.Loading = s.policy.loading(c)
-		entries[i] = &entry{tool: c, schema: sch}
+		entries[i] = s.newEntry(ve, field, t, tooldexv1.Origin_ORIGIN_FRONTEND, "")
 	}
 	if err := ve.err(); err != nil {
 		return nil, err
@@ -111,10 +166,20 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 	resp := &tooldexv1.RegisterToolsResponse{Results: make([]*tooldexv1.RegisterResult, len(entries))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	conflicts := &ConflictError{}
+	for i, e := range entries {
+		if old := s.tools[e.tool.GetName()]; old != nil && len(old.hosts) > 0 && !sameDefinition(old.tool, e.tool) {
+			conflicts.add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", e.tool.GetName())
+		}
+	}
+	if err := conflicts.err(); err != nil {
+		return nil, err
+	}
 	for i, e := range entries {
 		name := e.tool.GetName()
 		outcome := tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
 		if old := s.tools[name]; old != nil {
+			e.hosts = old.hosts
 			outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
 			if proto.Equal(old.tool, e.tool) {
 				outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
@@ -124,17 +189,56 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 		if req.GetValidateOnly() || outcome == tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED {
 			continue
 		}
-		s.tools[name] = e
-		if e.tool.GetLoading() == tooldexv1.Loading_LOADING_EXCLUDED {
-			s.ix.Remove(name)
-			continue
-		}
-		s.ix.Upsert(docOf(e.tool))
+		s.put(e)
 	}
 	if !req.GetValidateOnly() {
 		s.log.Info("tools registered", zap.Int("count", len(entries)), zap.Int("catalog", len(s.tools)))
 	}
 	return resp, nil
+}
+
+// newEntry validates a tool and prepares its catalog entry: a copy with its
+// source and loading set, and its compiled schema. Violations go to ve.
+func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, origin tooldexv1.Origin, id string) *entry {
+	sch := validateTool(ve, field, t)
+	c := proto.CloneOf(t)
+	if c.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_UNSPECIFIED || origin == tooldexv1.Origin_ORIGIN_HOST {
+		if c.Source == nil {
+			c.Source = &tooldexv1.ToolSource{}
+		}
+		c.Source.Origin = origin
+		if id != "" {
+			c.Source.Id = id
+		}
+	}
+	c.Loading = s.policy.loading(c)
+	return &entry{tool: c, schema: sch}
+}
+
+// put stores an entry and updates the index. The caller holds s.mu.
+func (s *Server) put(e *entry) {
+	name := e.tool.GetName()
+	s.tools[name] = e
+	if e.tool.GetLoading() == tooldexv1.Loading_LOADING_EXCLUDED {
+		s.ix.Remove(name)
+		return
+	}
+	s.ix.Upsert(docOf(e.tool))
+}
+
+// drop removes a tool from the catalog and the index. The caller holds s.mu.
+func (s *Server) drop(name string) {
+	delete(s.tools, name)
+	s.ix.Remove(name)
+}
+
+// sameDefinition reports whether two tools define the same thing, whoever
+// registered them.
+func sameDefinition(a, b *tooldexv1.Tool) bool {
+	a, b = proto.CloneOf(a), proto.CloneOf(b)
+	a.Source, b.Source = nil, nil
+	a.Loading, b.Loading = 0, 0
+	return proto.Equal(a, b)
 }
 
 // docOf converts a tool to what the index needs.
@@ -164,13 +268,21 @@ func (s *Server) UnregisterTools(ctx context.Context, req *tooldexv1.UnregisterT
 	resp := &tooldexv1.UnregisterToolsResponse{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	conflicts := &ConflictError{}
+	for i, n := range names {
+		if e := s.tools[n]; e != nil && len(e.hosts) > 0 {
+			conflicts.add(fmt.Sprintf("names[%d]", i), "%q is served by connected tool hosts; they remove their own tools", n)
+		}
+	}
+	if err := conflicts.err(); err != nil {
+		return nil, s.toStatus(err)
+	}
 	for _, n := range names {
 		if _, ok := s.tools[n]; !ok {
 			resp.NotFound = append(resp.NotFound, n)
 			continue
 		}
-		delete(s.tools, n)
-		s.ix.Remove(n)
+		s.drop(n)
 		resp.Removed = append(resp.Removed, n)
 	}
 	if len(resp.Removed) > 0 {
@@ -207,7 +319,7 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.ix.Run(q, index.Options{Max: max})
+	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
 	resp := &tooldexv1.SearchResponse{
 		Results:            s.results(res.Hits),
 		TotalDeferredTools: int32(res.Deferred),
@@ -229,13 +341,22 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.ix.Run(q, index.Options{Max: max})
+	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            s.results(res.Hits),
 		TotalDeferredTools: int32(res.Deferred),
 	}
 	resp.Text = renderDiscover(req.GetQuery(), resp)
 	return resp, nil
+}
+
+// visible returns the filter that hides tools the caller is denied, or nil
+// when the caller is denied nothing.
+func (s *Server) visible(caller string) func(string) bool {
+	if !s.perms.Restricts() {
+		return nil
+	}
+	return func(name string) bool { return s.perms.Visible(name, caller) }
 }
 
 func maxResults(n int32) (int, error) {

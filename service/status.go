@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/registry"
 )
 
 // toStatus turns a domain error into a gRPC status error. It is the only
@@ -24,9 +25,22 @@ func (s *Server) toStatus(err error) error {
 		return err
 	}
 	var ve *ValidationError
+	var ce *ConflictError
 	switch {
+	case errors.As(err, &ce):
+		return withViolations(codes.AlreadyExists, "conflict: "+ce.Error(), ce.Violations)
 	case errors.As(err, &ve):
 		return badRequest("invalid request: "+ve.Error(), ve.Violations)
+	case errors.Is(err, ErrToolNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, ErrDenied):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, registry.ErrNoHost):
+		return status.Error(codes.Unavailable, err.Error()+": no live tool host serves this tool; retry when one connects")
+	case errors.Is(err, registry.ErrHostGone):
+		return status.Error(codes.Unavailable, err.Error()+": the tool host went away during the call; its outcome is unknown")
+	case errors.Is(err, registry.ErrOverloaded):
+		return status.Error(codes.ResourceExhausted, err.Error()+": every host serving this tool is busy; retry shortly")
 	case errors.Is(err, index.ErrInvalidQuery):
 		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -37,6 +51,11 @@ func (s *Server) toStatus(err error) error {
 }
 
 func badRequest(msg string, vs []Violation) error {
+	return withViolations(codes.InvalidArgument, msg, vs)
+}
+
+// withViolations returns a status with a google.rpc.BadRequest detail.
+func withViolations(code codes.Code, msg string, vs []Violation) error {
 	if len(msg) > 1024 {
 		// Cut at a rune boundary: a status message that is not valid UTF-8
 		// cannot be marshaled and its details would be dropped.
@@ -46,7 +65,7 @@ func badRequest(msg string, vs []Violation) error {
 		}
 		msg = msg[:cut] + "…"
 	}
-	st := status.New(codes.InvalidArgument, msg)
+	st := status.New(code, msg)
 	br := &errdetails.BadRequest{}
 	for i, v := range vs {
 		if i == maxViolationsSent {

@@ -59,6 +59,19 @@ func (e *ValidationError) err() error {
 	return e
 }
 
+// ConflictError lists tools that another registrant owns with a different
+// definition.
+type ConflictError struct {
+	ValidationError
+}
+
+func (e *ConflictError) err() error {
+	if len(e.Violations) == 0 {
+		return nil
+	}
+	return e
+}
+
 // checkName reports whether name is provider-legal, and why not.
 func checkName(name string) string {
 	switch {

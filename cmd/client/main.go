@@ -5,6 +5,8 @@
 //	tooldex discover TASK...      rank tools for a task, with schemas
 //	tooldex list                  list registered tools
 //	tooldex unregister NAME...    remove tools
+//	tooldex exec TOOL --params JSON   run a tool on a connected host (--params @file)
+//	tooldex hosts                 list connected tool hosts
 //	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
 //
 // Every command takes --addr (env TOOLDEX_ADDR, default localhost:50051),

@@ -29,6 +29,8 @@ commands:
   discover TASK...        rank tools for a task, with schemas
   list                    list registered tools
   unregister NAME...      remove tools
+  exec TOOL --params JSON run a tool on a connected host (--params @file reads a file)
+  hosts                   list connected tool hosts
   eval                    evaluate ranking in-process on a dataset
 
 Run 'tooldex COMMAND -h' for a command's flags.`
@@ -74,6 +76,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdList(ctx, e, args)
 	case "unregister":
 		return cmdUnregister(ctx, e, args)
+	case "exec":
+		return cmdExec(ctx, e, args)
+	case "hosts":
+		return cmdHosts(ctx, e, args)
 	case "eval":
 		return cmdEval(e, args)
 	case "help", "-h", "--help":

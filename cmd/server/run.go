@@ -7,28 +7,36 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/tooldex/tooldex/demo"
+	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolfile"
+	"github.com/tooldex/tooldex/toolhost"
 )
 
 // config is the server's configuration after flags and environment.
 type config struct {
 	addr         string
 	catalogs     []string
-	demo         bool
 	shards       int
 	coreTools    string
 	exclude      string
@@ -39,6 +47,13 @@ type config struct {
 	logFormat    string
 	maxMsgBytes  int
 	grace        time.Duration
+	demoHost     bool
+	demoCatalog  bool
+	filesDir     string
+	permissions  string
+	metricsAddr  string
+	maxExecute   time.Duration
+	heartbeat    time.Duration
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -56,7 +71,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", "localhost:50051", "listen address (host:port; port 0 picks a free one)")
 	catalogs := fs.String("catalog", "", "comma-separated tool files to load at start (MCP tools/list, OpenAI or Anthropic tools arrays, tooldex JSON/JSONL)")
-	fs.BoolVar(&c.demo, "demo", true, "load the embedded demo catalog when no --catalog is given")
+	fs.BoolVar(&c.demoHost, "demo-host", true, "run the built-in demo tool host (time, calculator, text statistics, files under --files-dir)")
+	fs.BoolVar(&c.demoCatalog, "demo-catalog", false, "also load the embedded demo catalog (Claude Code and MCP tool definitions, search only) when no --catalog is given")
+	fs.StringVar(&c.filesDir, "files-dir", "", "directory the demo host's read_file and list_files tools may read (empty: those tools are off)")
+	fs.StringVar(&c.permissions, "permissions", "", "permission rules file (JSON: allow / deny / ask by tool-name pattern)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address at /metrics (empty: off)")
+	fs.DurationVar(&c.maxExecute, "max-execute-timeout", 60*time.Second, "longest an Execute call may run, whatever the caller's deadline")
+	fs.DurationVar(&c.heartbeat, "heartbeat", 5*time.Second, "host heartbeat interval; a host silent for three intervals is declared dead")
 	fs.IntVar(&c.shards, "shards", 0, "index shards (0: GOMAXPROCS)")
 	fs.StringVar(&c.coreTools, "core-tools", "", "comma-separated core tool names, replacing the default 31")
 	fs.StringVar(&c.exclude, "exclude", "", "comma-separated names or patterns (mcp__x__*) kept out of search")
@@ -123,8 +144,9 @@ func newLogger(c *config, stderr io.Writer) (*zap.Logger, error) {
 }
 
 // run starts the server and blocks until ctx is done or serving fails.
-// Shutdown order: health NOT_SERVING, (host streams cancelled: none yet),
-// GracefulStop within --shutdown-grace, then Stop.
+// Shutdown order: health NOT_SERVING, the demo host leaves, hosts drain,
+// host streams are cancelled, GracefulStop within --shutdown-grace, Stop,
+// then the registry loop and the metrics server.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	c, err := parseFlags(args, getenv, stderr)
 	if err != nil {
@@ -146,10 +168,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if c.coreTools != "" {
 		policy.Core = service.SplitList(c.coreTools)
 	}
+	perms := permission.AllowAll()
+	if c.permissions != "" {
+		if perms, err = permission.Load(c.permissions); err != nil {
+			return fmt.Errorf("--permissions: %w", err)
+		}
+	}
+	var metrics *service.Metrics
+	if c.metricsAddr != "" {
+		metrics = service.NewMetrics()
+	}
 	svc := service.New(service.Config{
-		Policy: policy,
-		Index:  index.Config{Shards: c.shards, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
-		Logger: log,
+		Policy:      policy,
+		Index:       index.Config{Shards: c.shards, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
+		Logger:      log,
+		Registry:    registry.Config{HeartbeatInterval: c.heartbeat},
+		Permissions: perms,
+		MaxExecute:  c.maxExecute,
+		Metrics:     metrics,
 	})
 	if err := loadCatalogs(ctx, svc, c, log); err != nil {
 		return err
@@ -162,25 +198,74 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	gs := grpc.NewServer(
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
-		grpc.ChainUnaryInterceptor(service.UnaryInterceptor(log)),
+		grpc.ChainUnaryInterceptor(metrics.UnaryInterceptor(), service.UnaryInterceptor(log)),
+		grpc.ChainStreamInterceptor(metrics.StreamInterceptor()),
+		// Hosts hold streams for hours: ping idle ones, never cap their age.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	)
 	tooldexv1.RegisterDiscoveryServiceServer(gs, svc)
+	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	hs.SetServingStatus(tooldexv1.DiscoveryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	reflection.Register(gs)
 
+	// Goroutines owned here, each stopped in the shutdown below.
+	var wg sync.WaitGroup
+	regCtx, stopReg := context.WithCancel(context.Background())
+	defer stopReg()
+	wg.Go(func() { _ = svc.Run(regCtx) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
+	var metricsSrv *http.Server
+	if metrics != nil {
+		mlis, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			gs.Stop()
+			stopReg()
+			wg.Wait()
+			return fmt.Errorf("metrics listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		wg.Go(func() { _ = metricsSrv.Serve(mlis) })
+		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
+	}
+	hostCtx, stopHost := context.WithCancel(context.Background())
+	defer stopHost()
+	if c.demoHost {
+		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost")})
+		if err := demohost.Register(host, c.filesDir); err != nil {
+			return fmt.Errorf("demo host: %w", err)
+		}
+		wg.Go(func() { _ = host.Run(hostCtx) })
+		readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := host.WaitReady(readyCtx)
+		cancel()
+		if err != nil {
+			log.Warn("demo host not ready", zap.Error(err))
+		}
+	}
 	log.Info("serving", zap.String("addr", lis.Addr().String()), zap.Int("tools", svc.Index().Len()), zap.Int("deferred", svc.Index().Deferred()))
 
 	select {
-	case err := <-serveErr:
-		return fmt.Errorf("serve: %w", err)
+	case err = <-serveErr:
+		err = fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", zap.Duration("grace", c.grace))
+	// 1. Health says NOT_SERVING, so balancers stop sending new work.
 	hs.Shutdown()
+	// 2. The in-process demo host drains and leaves.
+	stopHost()
+	// 3. Hosts are told to drain; their in-flight calls may finish.
+	svc.DrainHosts(c.grace)
+	// 4. Host streams are cancelled (they never end by themselves).
+	svc.CloseHosts()
+	// 5. GracefulStop waits for in-flight RPCs, within the grace period;
+	// 6. then Stop cuts what is left.
 	stopped := make(chan struct{})
 	go func() {
 		gs.GracefulStop()
@@ -195,9 +280,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		gs.Stop()
 		<-stopped
 	}
-	<-serveErr
+	if err == nil {
+		<-serveErr
+	}
+	// 7. The registry's liveness loop and the metrics server stop last.
+	stopReg()
+	if metricsSrv != nil {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = metricsSrv.Shutdown(shutCtx)
+		cancel()
+	}
+	wg.Wait()
 	log.Info("stopped")
-	return nil
+	return err
 }
 
 // loadCatalogs registers the --catalog files, or the demo catalog.
@@ -210,7 +305,7 @@ func loadCatalogs(ctx context.Context, svc *service.Server, c *config, log *zap.
 	for _, path := range c.catalogs {
 		files = append(files, file{path, func() ([]*tooldexv1.Tool, error) { return toolfile.ReadFile(path) }})
 	}
-	if len(files) == 0 && c.demo {
+	if len(files) == 0 && c.demoCatalog {
 		files = append(files, file{demo.Name, func() ([]*tooldexv1.Tool, error) { return toolfile.Parse(demo.Name, demo.Catalog) }})
 	}
 	for _, f := range files {

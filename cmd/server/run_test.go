@@ -20,7 +20,7 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(c *config) string {
-				return want(c.addr == "localhost:50051" && c.demo && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "defaults", c)
+				return want(c.addr == "localhost:50051" && c.demoHost && !c.demoCatalog && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "defaults", c)
 			},
 		},
 		{

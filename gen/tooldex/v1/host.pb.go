@@ -1059,7 +1059,10 @@ type ExecuteCall struct {
 	// 1 for the first attempt; more when an idempotent call is retried.
 	Attempt int32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// The caller's identity, when it gave one.
-	Caller        string `protobuf:"bytes,6,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,6,opt,name=caller,proto3" json:"caller,omitempty"`
+	// The parameters as JSON text, set when the caller sent them so (exact
+	// 64-bit integers); prefer it to params when set.
+	ParamsJson    string `protobuf:"bytes,7,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1132,6 +1135,13 @@ func (x *ExecuteCall) GetAttempt() int32 {
 func (x *ExecuteCall) GetCaller() string {
 	if x != nil {
 		return x.Caller
+	}
+	return ""
+}
+
+func (x *ExecuteCall) GetParamsJson() string {
+	if x != nil {
+		return x.ParamsJson
 	}
 	return ""
 }
@@ -1302,14 +1312,16 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\x0eHostToolResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1b.tooldex.v1.RegisterOutcomeR\aoutcome\x12\x1a\n" +
-	"\brejected\x18\x03 \x01(\tR\brejected\"\xde\x01\n" +
+	"\brejected\x18\x03 \x01(\tR\brejected\"\xff\x01\n" +
 	"\vExecuteCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12/\n" +
 	"\x06params\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06params\x126\n" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x18\n" +
 	"\aattempt\x18\x05 \x01(\x05R\aattempt\x12\x16\n" +
-	"\x06caller\x18\x06 \x01(\tR\x06caller\"=\n" +
+	"\x06caller\x18\x06 \x01(\tR\x06caller\x12\x1f\n" +
+	"\vparams_json\x18\a \x01(\tR\n" +
+	"paramsJson\"=\n" +
 	"\n" +
 	"CancelCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x16\n" +

@@ -1,0 +1,259 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/registry"
+)
+
+// Execute errors, mapped to status codes in status.go.
+var (
+	// ErrToolNotFound: no tool of that name (NOT_FOUND).
+	ErrToolNotFound = errors.New("tool not found")
+	// ErrDenied: a permission rule or the host refused (PERMISSION_DENIED).
+	ErrDenied = errors.New("permission denied")
+)
+
+// maxParamsJSON bounds params_json.
+const maxParamsJSON = 4 << 20
+
+// callParams is what travels to the host: the validated parameters, and
+// their JSON text when the caller sent text.
+type callParams struct {
+	structured *structpb.Struct
+	json       string
+}
+
+// Execute validates, permission-checks and forwards a call to a host.
+func (s *Server) Execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (*tooldexv1.ExecuteResponse, error) {
+	start := time.Now()
+	resp, outcome, hostID, err := s.execute(ctx, req)
+	s.metrics.execute(req.GetToolName(), hostID, outcome, time.Since(start))
+	return resp, s.toStatus(err)
+}
+
+func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, outcome, hostID string, err error) {
+	e := s.lookup(req.GetToolName())
+	if e == nil {
+		return nil, "not_found", "", fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
+	}
+	name := e.tool.GetName()
+	params, instance, err := decodeParams(req)
+	if err != nil {
+		return nil, "invalid", "", err
+	}
+	if e.schema != nil {
+		if err := e.schema.Validate(instance); err != nil {
+			return nil, "invalid", "", paramViolations(err)
+		}
+	}
+	caller := req.GetCaller()
+	canon := permission.CanonicalJSON(params.structured.AsMap())
+	switch action, rule := s.perms.Decide(name, caller); action {
+	case permission.Deny:
+		return nil, "denied", "", fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
+	case permission.Ask:
+		if req.GetApprovalToken() == "" {
+			return &tooldexv1.ExecuteResponse{ToolName: name, ApprovalRequired: &tooldexv1.ApprovalRequest{
+				ToolName:      name,
+				ParamsSummary: permission.Summary(params.structured.AsMap(), 200),
+				ApprovalToken: s.approver.Token(name, caller, canon),
+				Rule:          ruleReason(rule, "ask"),
+			}}, "approval_required", "", nil
+		}
+		if err := s.approver.Check(req.GetApprovalToken(), name, caller, canon); err != nil {
+			return nil, "denied", "", fmt.Errorf("%w: approval token: %w", ErrDenied, err)
+		}
+	}
+	// The caller's deadline, capped by the server's maximum.
+	ctx, cancel := context.WithTimeout(ctx, s.maxExecute)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	res, err := s.reg.Call(ctx, registry.Call{
+		Tool: name, Params: params, Caller: caller, Deadline: deadline,
+		Idempotent: e.tool.GetAnnotations().GetIdempotent(),
+	})
+	if err != nil {
+		return nil, callOutcome(err), "", err
+	}
+	s.log.Debug("executed", zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
+		zap.String("session", req.GetSessionId()), zap.Int("attempts", res.Attempts))
+	r, _ := res.Payload.(*tooldexv1.CallResult)
+	if r.GetRefused() != "" {
+		return nil, "refused", res.HostID, fmt.Errorf("%w: host %s refused the call: %s", ErrDenied, res.HostID, r.GetRefused())
+	}
+	outcome = "ok"
+	if r.GetIsError() {
+		outcome = "tool_error"
+	}
+	return &tooldexv1.ExecuteResponse{
+		ToolName:          name,
+		Content:           r.GetContent(),
+		IsError:           r.GetIsError(),
+		StructuredContent: r.GetStructuredContent(),
+		CallId:            res.CallID,
+		HostId:            res.HostID,
+	}, outcome, res.HostID, nil
+}
+
+// lookup finds a tool by name or alias.
+func (s *Server) lookup(name string) *entry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e := s.tools[name]; e != nil {
+		return e
+	}
+	for _, e := range s.tools {
+		for _, a := range e.tool.GetAliases() {
+			if a == name {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// decodeParams returns the call's parameters for the host, and the value
+// to validate: from params_json (numbers kept exact) or params.
+func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
+	if js := req.GetParamsJson(); js != "" {
+		if req.GetParams() != nil {
+			return nil, nil, badRequest("set params or params_json, not both", []Violation{{Field: "params_json", Description: "params is set too"}})
+		}
+		if len(js) > maxParamsJSON {
+			return nil, nil, badRequest("params_json is too long", []Violation{{Field: "params_json", Description: fmt.Sprintf("is %d bytes, at most %d", len(js), maxParamsJSON)}})
+		}
+		dec := json.NewDecoder(strings.NewReader(js))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil || dec.More() {
+			return nil, nil, badRequest("params_json is not one JSON value", []Violation{{Field: "params_json", Description: fmt.Sprintf("not JSON: %v", err)}})
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, nil, badRequest("params_json must be a JSON object", []Violation{{Field: "params_json", Description: "not an object"}})
+		}
+		var plain map[string]any
+		if err := json.Unmarshal([]byte(js), &plain); err != nil {
+			return nil, nil, badRequest("params_json is not valid", []Violation{{Field: "params_json", Description: err.Error()}})
+		}
+		st, err := structpb.NewStruct(plain)
+		if err != nil {
+			return nil, nil, badRequest("params_json holds values a Struct cannot", []Violation{{Field: "params_json", Description: err.Error()}})
+		}
+		return &callParams{structured: st, json: js}, obj, nil
+	}
+	st := req.GetParams()
+	if st == nil {
+		st = &structpb.Struct{}
+	}
+	return &callParams{structured: st}, st.AsMap(), nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// paramViolations turns a schema validation error into one violation per
+// failing leaf, each with its JSON path (params.a.b[0]).
+func paramViolations(err error) error {
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return badRequest("params: "+err.Error(), []Violation{{Field: "params", Description: err.Error()}})
+	}
+	var vs []Violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			vs = append(vs, Violation{Field: jsonPath(e.InstanceLocation), Description: e.ErrorKind.LocalizedString(printer)})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(verr)
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Field < vs[j].Field })
+	var msg bytes.Buffer
+	msg.WriteString("params do not match the tool's input schema: ")
+	for i, v := range vs {
+		if i > 0 {
+			msg.WriteString("; ")
+		}
+		msg.WriteString(v.Field + ": " + v.Description)
+	}
+	return badRequest(msg.String(), vs)
+}
+
+func jsonPath(loc []string) string {
+	var b strings.Builder
+	b.WriteString("params")
+	for _, p := range loc {
+		if isIndex(p) {
+			b.WriteString("[" + p + "]")
+		} else {
+			b.WriteString("." + p)
+		}
+	}
+	return b.String()
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func ruleReason(r *permission.Rule, fallback string) string {
+	if r != nil && r.Reason != "" {
+		return r.Reason
+	}
+	return fallback
+}
+
+func callOutcome(err error) string {
+	switch {
+	case errors.Is(err, registry.ErrNoHost):
+		return "no_host"
+	case errors.Is(err, registry.ErrOverloaded):
+		return "overloaded"
+	case errors.Is(err, registry.ErrHostGone):
+		return "host_gone"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
+}
+
+// ListHosts lists connected host sessions.
+func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest) (*tooldexv1.ListHostsResponse, error) {
+	resp := &tooldexv1.ListHostsResponse{}
+	for _, h := range s.reg.Hosts() {
+		resp.Hosts = append(resp.Hosts, &tooldexv1.HostInfo{
+			HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
+			Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
+		})
+	}
+	return resp, nil
+}

@@ -1,0 +1,288 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/registry"
+)
+
+// helloTimeout bounds the wait for a host's first frame.
+const helloTimeout = 10 * time.Second
+
+// HostServer implements tooldex.v1.HostService over a Server's catalog
+// and registry.
+type HostServer struct {
+	tooldexv1.UnimplementedHostServiceServer
+	s *Server
+}
+
+var _ tooldexv1.HostServiceServer = (*HostServer)(nil)
+
+// Hosts returns the HostService of s.
+func (s *Server) Hosts() *HostServer { return &HostServer{s: s} }
+
+// Connect runs one host session. Frames are read by one goroutine and sent
+// by another (grpc-go allows one of each); the handler returns when the
+// stream ends, the host goes silent, or the server closes host streams.
+func (h *HostServer) Connect(stream tooldexv1.HostService_ConnectServer) error {
+	s := h.s
+	ctx := stream.Context()
+	hello, err := recvHello(ctx, stream)
+	if err != nil {
+		return err
+	}
+	sess := s.reg.Attach(registry.HostInfo{HostID: hello.GetHostId(), Version: hello.GetVersion(), Slots: int(hello.GetMaxConcurrentCalls())})
+	log := s.log.With(zap.String("host", hello.GetHostId()), zap.String("session", sess.ID()))
+	results := s.hostUpsert(sess, hello.GetTools())
+	defer func() {
+		sess.Detach()
+		removed := s.hostRelease(sess.ID(), nil)
+		log.Info("host disconnected", zap.Int("tools_removed", removed))
+	}()
+	ack := &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_HelloAck{HelloAck: &tooldexv1.HelloAck{
+		SessionId:         sess.ID(),
+		HeartbeatInterval: durationpb.New(s.reg.HeartbeatInterval()),
+		Results:           results,
+	}}}
+	if err := stream.Send(ack); err != nil {
+		return err
+	}
+	log.Info("host connected", zap.String("version", hello.GetVersion()), zap.Int("tools", len(hello.GetTools())), zap.Int32("slots", hello.GetMaxConcurrentCalls()))
+
+	replies := make(chan *tooldexv1.ConnectResponse, 1)
+	sendErr := make(chan error, 1)
+	sendCtx, stopSend := context.WithCancel(ctx)
+	defer stopSend()
+	go func() { sendErr <- sendLoop(sendCtx, stream, sess, replies) }()
+	recvErr := make(chan error, 1)
+	go func() { recvErr <- h.recvLoop(ctx, stream, sess, replies, log) }()
+
+	select {
+	case err := <-recvErr:
+		if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+			return nil
+		}
+		return err
+	case err := <-sendErr:
+		return err
+	case <-sess.Done():
+		return status.Error(codes.Unavailable, "host session closed: no heartbeat within the timeout, or drained")
+	case <-s.hostsCtx.Done():
+		return status.Error(codes.Unavailable, "server is shutting down")
+	}
+}
+
+func recvHello(ctx context.Context, stream tooldexv1.HostService_ConnectServer) (*tooldexv1.HostHello, error) {
+	type recv struct {
+		m   *tooldexv1.ConnectRequest
+		err error
+	}
+	ch := make(chan recv, 1)
+	go func() {
+		m, err := stream.Recv()
+		ch <- recv{m, err}
+	}()
+	timer := time.NewTimer(helloTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		hello := r.m.GetHello()
+		if hello == nil {
+			return nil, badRequest("the first frame must be a hello", []Violation{{Field: "hello", Description: "missing"}})
+		}
+		if hello.GetHostId() == "" {
+			return nil, badRequest("hello.host_id is empty", []Violation{{Field: "hello.host_id", Description: "is empty"}})
+		}
+		if hello.GetMaxConcurrentCalls() < 0 {
+			return nil, badRequest("hello.max_concurrent_calls is negative", []Violation{{Field: "hello.max_concurrent_calls", Description: "is negative"}})
+		}
+		return hello, nil
+	case <-timer.C:
+		return nil, status.Error(codes.DeadlineExceeded, "no hello within 10s")
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// sendLoop is the session's only sender: calls and cancellations from the
+// registry, and replies from the receive loop.
+func sendLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies <-chan *tooldexv1.ConnectResponse) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-replies:
+			if err := stream.Send(r); err != nil {
+				return err
+			}
+		case f, ok := <-sess.Outbound():
+			if !ok {
+				return nil
+			}
+			if err := stream.Send(frameOf(f)); err != nil {
+				return err
+			}
+			if f.Kind == registry.FrameExecute {
+				sess.Delivered(f.CallID)
+			}
+		}
+	}
+}
+
+func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
+	switch f.Kind {
+	case registry.FrameCancel:
+		return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Cancel{Cancel: &tooldexv1.CancelCall{CallId: f.CallID, Reason: f.Reason}}}
+	case registry.FrameDrain:
+		return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Drain{Drain: &tooldexv1.Drain{Grace: durationpb.New(f.Grace)}}}
+	}
+	p, _ := f.Params.(*callParams)
+	call := &tooldexv1.ExecuteCall{CallId: f.CallID, ToolName: f.Tool, Attempt: int32(f.Attempt), Caller: f.Caller}
+	if p != nil {
+		call.Params, call.ParamsJson = p.structured, p.json
+	}
+	if !f.Deadline.IsZero() {
+		call.Deadline = timestamppb.New(f.Deadline)
+	}
+	return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Execute{Execute: call}}
+}
+
+func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) error {
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		sess.Touch()
+		switch f := m.GetFrame().(type) {
+		case *tooldexv1.ConnectRequest_Result:
+			if err := sess.Complete(f.Result.GetCallId(), f.Result); err != nil {
+				// Late results (after a timeout or cancel) and unknown ids
+				// are dropped; the session goes on.
+				log.Warn("result dropped", zap.String("call", f.Result.GetCallId()), zap.Error(err))
+			}
+		case *tooldexv1.ConnectRequest_Tools:
+			results := h.s.hostUpsert(sess, f.Tools.GetUpsert())
+			sess.RemoveTools(f.Tools.GetRemove()...)
+			h.s.hostRelease(sess.ID(), f.Tools.GetRemove())
+			select {
+			case replies <- &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_ToolsAck{ToolsAck: &tooldexv1.ToolsAck{Results: results}}}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		case *tooldexv1.ConnectRequest_Progress:
+			log.Debug("progress", zap.String("call", f.Progress.GetCallId()), zap.Float64("progress", f.Progress.GetProgress()), zap.Float64("total", f.Progress.GetTotal()))
+		case *tooldexv1.ConnectRequest_Heartbeat:
+		case *tooldexv1.ConnectRequest_Hello:
+			log.Warn("second hello ignored")
+		default:
+			log.Warn("unknown frame ignored")
+		}
+	}
+}
+
+// hostUpsert registers tools a host offers. A tool is accepted when it is
+// valid and its name is free, already this host's, or registered by anyone
+// with the very same definition (the host becomes a replica). A different
+// definition under a taken name is rejected: a host never silently replaces
+// another registrant's tool.
+func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*tooldexv1.HostToolResult {
+	results := make([]*tooldexv1.HostToolResult, len(tools))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var served []string
+	for i, t := range tools {
+		res := &tooldexv1.HostToolResult{Name: t.GetName()}
+		results[i] = res
+		ve := &ValidationError{}
+		e := s.newEntry(ve, fmt.Sprintf("tools[%d]", i), t, tooldexv1.Origin_ORIGIN_HOST, sess.HostID())
+		if ve.err() != nil {
+			res.Rejected = "invalid: " + ve.Error()
+			continue
+		}
+		name := t.GetName()
+		old := s.tools[name]
+		switch {
+		case old == nil:
+			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
+		case sameDefinition(old.tool, e.tool):
+			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
+			e = old
+		case old.hostOwned() && (len(old.hosts) == 0 || len(old.hosts) == 1 && old.hosts[sess.ID()]):
+			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
+		default:
+			res.Rejected = fmt.Sprintf("name taken: %q is registered by %s with a different definition", name, describeSource(old.tool.GetSource()))
+			continue
+		}
+		if e != old {
+			if old != nil {
+				e.hosts = old.hosts
+			}
+			s.put(e)
+		}
+		if e.hosts == nil {
+			e.hosts = make(map[string]bool)
+		}
+		e.hosts[sess.ID()] = true
+		served = append(served, name)
+	}
+	sess.AddTools(served...)
+	return results
+}
+
+// hostRelease detaches a session from the named tools (all when names is
+// nil); host-registered tools that no live host serves any more leave the
+// catalog and the index at once. It returns how many left.
+func (s *Server) hostRelease(sessionID string, names []string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if names == nil {
+		for name, e := range s.tools {
+			if e.hosts[sessionID] {
+				names = append(names, name)
+			}
+		}
+	}
+	removed := 0
+	for _, name := range names {
+		e := s.tools[name]
+		if e == nil || !e.hosts[sessionID] {
+			continue
+		}
+		delete(e.hosts, sessionID)
+		if e.hostOwned() && len(e.hosts) == 0 {
+			s.drop(name)
+			removed++
+		}
+	}
+	return removed
+}
+
+func describeSource(src *tooldexv1.ToolSource) string {
+	switch src.GetOrigin() {
+	case tooldexv1.Origin_ORIGIN_HOST:
+		return "tool host " + src.GetId()
+	case tooldexv1.Origin_ORIGIN_CATALOG:
+		return "the catalog " + src.GetId()
+	case tooldexv1.Origin_ORIGIN_MCP:
+		return "MCP server " + src.GetId()
+	}
+	if src.GetId() != "" {
+		return "frontend " + src.GetId()
+	}
+	return "a frontend"
+}

@@ -1,0 +1,105 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+)
+
+// Metrics are tooldex's Prometheus metrics, on a registry of their own (no
+// global state). A nil *Metrics records nothing.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	rpcs     *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	executes *prometheus.CounterVec
+	execTime *prometheus.HistogramVec
+}
+
+// NewMetrics creates the metrics and registers the Go runtime collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tooldex_rpc_requests_total", Help: "RPCs handled, by method and status code.",
+		}, []string{"method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tooldex_rpc_duration_seconds", Help: "RPC latency, by method.",
+			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 12),
+		}, []string{"method"}),
+		executes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tooldex_execute_total", Help: "Execute outcomes, by tool and host.",
+		}, []string{"tool", "host", "outcome"}),
+		execTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tooldex_execute_duration_seconds", Help: "Execute latency, by tool.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
+		}, []string{"tool"}),
+	}
+	m.Registry.MustRegister(m.rpcs, m.latency, m.executes, m.execTime,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// watch registers gauges that read the server's state when scraped.
+func (m *Metrics) watch(s *Server) {
+	if m == nil {
+		return
+	}
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_hosts_connected", Help: "Connected tool-host sessions."},
+			func() float64 { return float64(len(s.reg.Hosts())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_calls_in_flight", Help: "Execute calls running on hosts."},
+			func() float64 {
+				n := 0
+				for _, h := range s.reg.Hosts() {
+					n += h.InFlight
+				}
+				return float64(n)
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_tools", Help: "Registered tools (core and deferred)."},
+			func() float64 { return float64(s.ix.Len()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_deferred_tools", Help: "Searchable (deferred) tools."},
+			func() float64 { return float64(s.ix.Deferred()) }),
+	)
+}
+
+func (m *Metrics) execute(tool, host, outcome string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.executes.WithLabelValues(tool, host, outcome).Inc()
+	m.execTime.WithLabelValues(tool).Observe(took.Seconds())
+}
+
+// UnaryInterceptor counts and times unary RPCs.
+func (m *Metrics) UnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		m.observe(info.FullMethod, err, time.Since(start))
+		return resp, err
+	}
+}
+
+// StreamInterceptor counts and times streams (host sessions).
+func (m *Metrics) StreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		start := time.Now()
+		err := handler(srv, ss)
+		m.observe(info.FullMethod, err, time.Since(start))
+		return err
+	}
+}
+
+func (m *Metrics) observe(method string, err error, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.rpcs.WithLabelValues(method, status.Code(err).String()).Inc()
+	m.latency.WithLabelValues(method).Observe(took.Seconds())
+}
