@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
@@ -100,6 +101,44 @@ func FuzzRegisterSchema(f *testing.F) {
 		r, err := s.Search(t.Context(), &tooldexv1.SearchRequest{Query: "select:FuzzTool"})
 		if err != nil || len(r.GetResults()) != 1 || !strings.Contains(r.GetText(), "Schema: {") {
 			t.Fatalf("select:FuzzTool after register: got %v, err %v", r, err)
+		}
+	})
+}
+
+// FuzzValidateParams executes hostile parameters against hostile schemas:
+// validation must answer (accept, or INVALID_ARGUMENT with violations that
+// name params fields) and never panic or hang.
+func FuzzValidateParams(f *testing.F) {
+	params := []string{`{}`, `{"a":1}`, `{"self":{"self":{"self":{}}}}`, `{"n":9999}`, `{"path":"x"}`,
+		`{"a":` + strings.Repeat(`[`, 500) + strings.Repeat(`]`, 500) + `}`, `{"x":{"y":{"z":[1,"2",{"q":null}]}}}`}
+	for _, s := range hostileSchemas() {
+		for _, p := range params {
+			f.Add(s, p)
+		}
+	}
+	f.Fuzz(func(t *testing.T, schemaJSON, paramsJSON string) {
+		var schema map[string]any
+		if json.Unmarshal([]byte(schemaJSON), &schema) != nil {
+			return
+		}
+		if len(schemaJSON) > MaxSchemaBytes || nesting(schema, MaxSchemaDepth+1) > MaxSchemaDepth {
+			return // registration refuses these before compiling
+		}
+		sch, err := compileSchema(schema)
+		if err != nil {
+			return
+		}
+		req := &tooldexv1.ExecuteRequest{ParamsJson: paramsJSON}
+		_, instance, err := decodeParams(req)
+		if err != nil {
+			return
+		}
+		if verr := sch.Validate(instance); verr != nil {
+			for _, field := range violationFields(status.Convert(paramViolations(verr))) {
+				if !strings.HasPrefix(field, "params") {
+					t.Errorf("violation field %q does not start with params", field)
+				}
+			}
 		}
 	})
 }
