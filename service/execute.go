@@ -91,7 +91,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if err != nil {
 		return nil, callOutcome(err), "", err
 	}
-	s.log.Debug("executed", zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
+	s.log.Info("executed", zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
 		zap.String("session", req.GetSessionId()), zap.Int("attempts", res.Attempts))
 	r, _ := res.Payload.(*tooldexv1.CallResult)
 	if r.GetRefused() != "" {

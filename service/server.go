@@ -123,6 +123,27 @@ func (s *Server) Run(ctx context.Context) error { return s.reg.Run(ctx) }
 // in-flight calls and take no more.
 func (s *Server) DrainHosts(grace time.Duration) { s.reg.Drain(grace) }
 
+// WaitCalls returns when no call is in flight on any host, or when ctx is
+// done. Part of shutdown, between DrainHosts and CloseHosts.
+func (s *Server) WaitCalls(ctx context.Context) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := 0
+		for _, h := range s.reg.Hosts() {
+			n += h.InFlight
+		}
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // CloseHosts ends every host session; their in-flight calls fail with
 // UNAVAILABLE. Part of shutdown, before GracefulStop, which would
 // otherwise wait for the long-lived streams.

@@ -260,8 +260,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs.Shutdown()
 	// 2. The in-process demo host drains and leaves.
 	stopHost()
-	// 3. Hosts are told to drain; their in-flight calls may finish.
+	// 3. Hosts are told to drain: no new calls; in-flight calls may finish
+	// within half the grace period.
 	svc.DrainHosts(c.grace)
+	drainCtx, cancelDrain := context.WithTimeout(context.Background(), c.grace/2)
+	svc.WaitCalls(drainCtx)
+	cancelDrain()
 	// 4. Host streams are cancelled (they never end by themselves).
 	svc.CloseHosts()
 	// 5. GracefulStop waits for in-flight RPCs, within the grace period;
