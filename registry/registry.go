@@ -344,7 +344,8 @@ func (r *Registry) Drain(grace time.Duration) {
 // routing, waiting, cancellation and retries. Errors wrap ErrNoHost,
 // ErrOverloaded, ErrHostGone or ctx's error.
 func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
-	if !c.Deadline.IsZero() {
+	// A deadline no earlier than ctx's changes nothing: no second timer.
+	if cur, ok := ctx.Deadline(); !c.Deadline.IsZero() && (!ok || c.Deadline.Before(cur)) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, c.Deadline)
 		defer cancel()

@@ -63,11 +63,13 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		}
 	}
 	caller := req.GetCaller()
-	canon := permission.CanonicalJSON(params.structured.AsMap())
 	switch action, rule := s.perms.Decide(name, caller); action {
 	case permission.Deny:
 		return nil, "denied", "", fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
 	case permission.Ask:
+		// Only approvals need the canonical parameters: not every call
+		// pays for encoding them.
+		canon := permission.CanonicalJSON(params.structured.AsMap())
 		if req.GetApprovalToken() == "" {
 			return &tooldexv1.ExecuteResponse{ToolName: name, ApprovalRequired: &tooldexv1.ApprovalRequest{
 				ToolName:      name,
