@@ -522,7 +522,12 @@ type SearchRequest struct {
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
 	// The caller's identity; tools its permission rules deny are never
 	// listed.
-	Caller        string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	// Render content_json for this provider: "anthropic", "openai",
+	// "gemini" or "grok"; empty renders none.
+	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The frontend supports Anthropic tool_reference blocks.
+	ToolReference bool `protobuf:"varint,5,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -578,6 +583,20 @@ func (x *SearchRequest) GetCaller() string {
 	return ""
 }
 
+func (x *SearchRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetToolReference() bool {
+	if x != nil {
+		return x.ToolReference
+	}
+	return false
+}
+
 // SearchResponse holds ranked tools and a rendering for the model.
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -593,7 +612,11 @@ type SearchResponse struct {
 	// Core tools the query named: already loaded, call them directly.
 	AlreadyLoaded []string `protobuf:"bytes,5,rep,name=already_loaded,json=alreadyLoaded,proto3" json:"already_loaded,omitempty"`
 	// select: names that matched no registered tool.
-	NotFound      []string `protobuf:"bytes,6,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	NotFound []string `protobuf:"bytes,6,rep,name=not_found,json=notFound,proto3" json:"not_found,omitempty"`
+	// The tool result content for SearchRequest.provider, as JSON: an array
+	// of tool_reference blocks for Anthropic frontends that support them,
+	// else text blocks carrying text (with schemas).
+	ContentJson   string `protobuf:"bytes,7,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -668,6 +691,13 @@ func (x *SearchResponse) GetNotFound() []string {
 		return x.NotFound
 	}
 	return nil
+}
+
+func (x *SearchResponse) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
 }
 
 // SearchResult is one ranked tool.
@@ -1343,6 +1373,402 @@ func (x *HostInfo) GetCompleted() int64 {
 	return 0
 }
 
+// GetManifestRequest asks for the initial tool set for a provider.
+type GetManifestRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "anthropic", "openai", "gemini" or "grok".
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The caller's identity: tools it is denied are left out.
+	Caller string `protobuf:"bytes,2,opt,name=caller,proto3" json:"caller,omitempty"`
+	// Anthropic: the frontend supports tool_reference (defer_loading).
+	ToolReference bool `protobuf:"varint,3,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
+	// OpenAI: "chat" (Chat Completions, the default) or "responses".
+	OpenaiApi string `protobuf:"bytes,4,opt,name=openai_api,json=openaiApi,proto3" json:"openai_api,omitempty"`
+	// OpenAI: render function tools in strict mode.
+	Strict        bool `protobuf:"varint,5,opt,name=strict,proto3" json:"strict,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetManifestRequest) Reset() {
+	*x = GetManifestRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetManifestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetManifestRequest) ProtoMessage() {}
+
+func (x *GetManifestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetManifestRequest.ProtoReflect.Descriptor instead.
+func (*GetManifestRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetManifestRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *GetManifestRequest) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
+func (x *GetManifestRequest) GetToolReference() bool {
+	if x != nil {
+		return x.ToolReference
+	}
+	return false
+}
+
+func (x *GetManifestRequest) GetOpenaiApi() string {
+	if x != nil {
+		return x.OpenaiApi
+	}
+	return ""
+}
+
+func (x *GetManifestRequest) GetStrict() bool {
+	if x != nil {
+		return x.Strict
+	}
+	return false
+}
+
+// GetManifestResponse is the initial tool set, rendered for the provider.
+type GetManifestResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The provider rendered for.
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The provider's tools array, as JSON, ready to send: core tools, then
+	// ToolSearch and ExecuteTool. Sorted and deterministic.
+	ToolsJson string `protobuf:"bytes,2,opt,name=tools_json,json=toolsJson,proto3" json:"tools_json,omitempty"`
+	// Names of the deferred tools, as the provider sees them, sorted.
+	DeferredToolNames []string `protobuf:"bytes,3,rep,name=deferred_tool_names,json=deferredToolNames,proto3" json:"deferred_tool_names,omitempty"`
+	// The <available-deferred-tools> block listing them, for the prompt.
+	DeferredToolsBlock string `protobuf:"bytes,4,opt,name=deferred_tools_block,json=deferredToolsBlock,proto3" json:"deferred_tools_block,omitempty"`
+	// System-prompt guidance: search before assuming a capability is
+	// missing, then execute.
+	SystemPrompt string `protobuf:"bytes,5,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
+	// Tool names the provider would reject, mapped reversibly; Execute
+	// accepts either name.
+	NameMappings []*NameMapping `protobuf:"bytes,6,rep,name=name_mappings,json=nameMappings,proto3" json:"name_mappings,omitempty"`
+	// SHA-256 of tools_json and system_prompt: equal fingerprints mean the
+	// frontend's prompt cache still holds.
+	Fingerprint   string `protobuf:"bytes,7,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetManifestResponse) Reset() {
+	*x = GetManifestResponse{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetManifestResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetManifestResponse) ProtoMessage() {}
+
+func (x *GetManifestResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetManifestResponse.ProtoReflect.Descriptor instead.
+func (*GetManifestResponse) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetManifestResponse) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *GetManifestResponse) GetToolsJson() string {
+	if x != nil {
+		return x.ToolsJson
+	}
+	return ""
+}
+
+func (x *GetManifestResponse) GetDeferredToolNames() []string {
+	if x != nil {
+		return x.DeferredToolNames
+	}
+	return nil
+}
+
+func (x *GetManifestResponse) GetDeferredToolsBlock() string {
+	if x != nil {
+		return x.DeferredToolsBlock
+	}
+	return ""
+}
+
+func (x *GetManifestResponse) GetSystemPrompt() string {
+	if x != nil {
+		return x.SystemPrompt
+	}
+	return ""
+}
+
+func (x *GetManifestResponse) GetNameMappings() []*NameMapping {
+	if x != nil {
+		return x.NameMappings
+	}
+	return nil
+}
+
+func (x *GetManifestResponse) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+// NameMapping maps a tool name a provider rejects to one it accepts.
+type NameMapping struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name sent to the provider.
+	ProviderName string `protobuf:"bytes,1,opt,name=provider_name,json=providerName,proto3" json:"provider_name,omitempty"`
+	// The registered name.
+	ToolName      string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NameMapping) Reset() {
+	*x = NameMapping{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NameMapping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NameMapping) ProtoMessage() {}
+
+func (x *NameMapping) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NameMapping.ProtoReflect.Descriptor instead.
+func (*NameMapping) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *NameMapping) GetProviderName() string {
+	if x != nil {
+		return x.ProviderName
+	}
+	return ""
+}
+
+func (x *NameMapping) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+// PrefetchRequest asks for recommendations for a user's message.
+type PrefetchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The frontend's session; recommendations are not repeated within it.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The latest user message.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// Optional recent context (earlier messages), most recent first.
+	Context []string `protobuf:"bytes,3,rep,name=context,proto3" json:"context,omitempty"`
+	// Maximum results; 0 means 3.
+	Limit int32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Minimum score; 0 means 0.15.
+	MinScore float64 `protobuf:"fixed64,5,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
+	// Tools the frontend has already loaded: never recommended.
+	Loaded []string `protobuf:"bytes,6,rep,name=loaded,proto3" json:"loaded,omitempty"`
+	// The caller's identity: denied tools are never recommended.
+	Caller        string `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrefetchRequest) Reset() {
+	*x = PrefetchRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrefetchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrefetchRequest) ProtoMessage() {}
+
+func (x *PrefetchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrefetchRequest.ProtoReflect.Descriptor instead.
+func (*PrefetchRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *PrefetchRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PrefetchRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PrefetchRequest) GetContext() []string {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *PrefetchRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *PrefetchRequest) GetMinScore() float64 {
+	if x != nil {
+		return x.MinScore
+	}
+	return 0
+}
+
+func (x *PrefetchRequest) GetLoaded() []string {
+	if x != nil {
+		return x.Loaded
+	}
+	return nil
+}
+
+func (x *PrefetchRequest) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
+// PrefetchResponse holds the recommendations.
+type PrefetchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Recommended tools, best first.
+	Results []*SearchResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// A system-reminder rendering for the model; empty when no results.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrefetchResponse) Reset() {
+	*x = PrefetchResponse{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrefetchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrefetchResponse) ProtoMessage() {}
+
+func (x *PrefetchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrefetchResponse.ProtoReflect.Descriptor instead.
+func (*PrefetchResponse) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PrefetchResponse) GetResults() []*SearchResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *PrefetchResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 var File_tooldex_v1_discovery_proto protoreflect.FileDescriptor
 
 const file_tooldex_v1_discovery_proto_rawDesc = "" +
@@ -1368,19 +1794,22 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"namePrefix\x12-\n" +
 	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\";\n" +
 	"\x11ListToolsResponse\x12&\n" +
-	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"^\n" +
+	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"\xa1\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
 	"maxResults\x12\x16\n" +
-	"\x06caller\x18\x03 \x01(\tR\x06caller\"\xf9\x01\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1a\n" +
+	"\bprovider\x18\x04 \x01(\tR\bprovider\x12%\n" +
+	"\x0etool_reference\x18\x05 \x01(\bR\rtoolReference\"\x9c\x02\n" +
 	"\x0eSearchResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12)\n" +
 	"\x04mode\x18\x04 \x01(\x0e2\x15.tooldex.v1.QueryModeR\x04mode\x12%\n" +
 	"\x0ealready_loaded\x18\x05 \x03(\tR\ralreadyLoaded\x12\x1b\n" +
-	"\tnot_found\x18\x06 \x03(\tR\bnotFound\"\xe4\x01\n" +
+	"\tnot_found\x18\x06 \x03(\tR\bnotFound\x12!\n" +
+	"\fcontent_json\x18\a \x01(\tR\vcontentJson\"\xe4\x01\n" +
 	"\fSearchResult\x12$\n" +
 	"\x04tool\x18\x01 \x01(\v2\x10.tooldex.v1.ToolR\x04tool\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12#\n" +
@@ -1431,7 +1860,38 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x05tools\x18\x04 \x03(\tR\x05tools\x12\x14\n" +
 	"\x05slots\x18\x05 \x01(\x05R\x05slots\x12\x1b\n" +
 	"\tin_flight\x18\x06 \x01(\x05R\binFlight\x12\x1c\n" +
-	"\tcompleted\x18\a \x01(\x03R\tcompleted*\x82\x01\n" +
+	"\tcompleted\x18\a \x01(\x03R\tcompleted\"\xa6\x01\n" +
+	"\x12GetManifestRequest\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x16\n" +
+	"\x06caller\x18\x02 \x01(\tR\x06caller\x12%\n" +
+	"\x0etool_reference\x18\x03 \x01(\bR\rtoolReference\x12\x1d\n" +
+	"\n" +
+	"openai_api\x18\x04 \x01(\tR\topenaiApi\x12\x16\n" +
+	"\x06strict\x18\x05 \x01(\bR\x06strict\"\xb7\x02\n" +
+	"\x13GetManifestResponse\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x1d\n" +
+	"\n" +
+	"tools_json\x18\x02 \x01(\tR\ttoolsJson\x12.\n" +
+	"\x13deferred_tool_names\x18\x03 \x03(\tR\x11deferredToolNames\x120\n" +
+	"\x14deferred_tools_block\x18\x04 \x01(\tR\x12deferredToolsBlock\x12#\n" +
+	"\rsystem_prompt\x18\x05 \x01(\tR\fsystemPrompt\x12<\n" +
+	"\rname_mappings\x18\x06 \x03(\v2\x17.tooldex.v1.NameMappingR\fnameMappings\x12 \n" +
+	"\vfingerprint\x18\a \x01(\tR\vfingerprint\"O\n" +
+	"\vNameMapping\x12#\n" +
+	"\rprovider_name\x18\x01 \x01(\tR\fproviderName\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\"\xc7\x01\n" +
+	"\x0fPrefetchRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x18\n" +
+	"\acontext\x18\x03 \x03(\tR\acontext\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x1b\n" +
+	"\tmin_score\x18\x05 \x01(\x01R\bminScore\x12\x16\n" +
+	"\x06loaded\x18\x06 \x03(\tR\x06loaded\x12\x16\n" +
+	"\x06caller\x18\a \x01(\tR\x06caller\"Z\n" +
+	"\x10PrefetchResponse\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text*\x82\x01\n" +
 	"\tMatchKind\x12\x1a\n" +
 	"\x16MATCH_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MATCH_KIND_RANKED\x10\x01\x12\x14\n" +
@@ -1443,7 +1903,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12QUERY_MODE_KEYWORD\x10\x01\x12\x15\n" +
 	"\x11QUERY_MODE_SELECT\x10\x02\x12\x17\n" +
 	"\x13QUERY_MODE_DISCOVER\x10\x03\x12\x15\n" +
-	"\x11QUERY_MODE_PREFIX\x10\x042\xa4\x04\n" +
+	"\x11QUERY_MODE_PREFIX\x10\x042\xbb\x05\n" +
 	"\x10DiscoveryService\x12T\n" +
 	"\rRegisterTools\x12 .tooldex.v1.RegisterToolsRequest\x1a!.tooldex.v1.RegisterToolsResponse\x12Z\n" +
 	"\x0fUnregisterTools\x12\".tooldex.v1.UnregisterToolsRequest\x1a#.tooldex.v1.UnregisterToolsResponse\x12H\n" +
@@ -1451,7 +1911,9 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x06Search\x12\x19.tooldex.v1.SearchRequest\x1a\x1a.tooldex.v1.SearchResponse\x12E\n" +
 	"\bDiscover\x12\x1b.tooldex.v1.DiscoverRequest\x1a\x1c.tooldex.v1.DiscoverResponse\x12B\n" +
 	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12H\n" +
-	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponseB\x9e\x01\n" +
+	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponse\x12N\n" +
+	"\vGetManifest\x12\x1e.tooldex.v1.GetManifestRequest\x1a\x1f.tooldex.v1.GetManifestResponse\x12E\n" +
+	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB\x9e\x01\n" +
 	"\x0ecom.tooldex.v1B\x0eDiscoveryProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
 	"Tooldex.V1\xca\x02\n" +
 	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
@@ -1469,7 +1931,7 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 }
 
 var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(MatchKind)(0),                  // 0: tooldex.v1.MatchKind
 	(QueryMode)(0),                  // 1: tooldex.v1.QueryMode
@@ -1491,48 +1953,59 @@ var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(*ListHostsRequest)(nil),        // 17: tooldex.v1.ListHostsRequest
 	(*ListHostsResponse)(nil),       // 18: tooldex.v1.ListHostsResponse
 	(*HostInfo)(nil),                // 19: tooldex.v1.HostInfo
-	(*Tool)(nil),                    // 20: tooldex.v1.Tool
-	(RegisterOutcome)(0),            // 21: tooldex.v1.RegisterOutcome
-	(Loading)(0),                    // 22: tooldex.v1.Loading
-	(*structpb.Struct)(nil),         // 23: google.protobuf.Struct
-	(*Content)(nil),                 // 24: tooldex.v1.Content
+	(*GetManifestRequest)(nil),      // 20: tooldex.v1.GetManifestRequest
+	(*GetManifestResponse)(nil),     // 21: tooldex.v1.GetManifestResponse
+	(*NameMapping)(nil),             // 22: tooldex.v1.NameMapping
+	(*PrefetchRequest)(nil),         // 23: tooldex.v1.PrefetchRequest
+	(*PrefetchResponse)(nil),        // 24: tooldex.v1.PrefetchResponse
+	(*Tool)(nil),                    // 25: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 26: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 27: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 28: google.protobuf.Struct
+	(*Content)(nil),                 // 29: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	20, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	25, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
 	4,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	21, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	22, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	22, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	20, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	26, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	27, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	27, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	25, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
 	11, // 6: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
 	1,  // 7: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	20, // 8: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	25, // 8: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
 	0,  // 9: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
 	11, // 10: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	23, // 11: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
-	24, // 12: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
-	23, // 13: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	28, // 11: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	29, // 12: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	28, // 13: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
 	16, // 14: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
 	19, // 15: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
-	2,  // 16: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	5,  // 17: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	7,  // 18: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	9,  // 19: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	12, // 20: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	14, // 21: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
-	17, // 22: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
-	3,  // 23: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	6,  // 24: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	8,  // 25: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	10, // 26: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	13, // 27: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	15, // 28: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
-	18, // 29: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	22, // 16: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
+	11, // 17: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
+	2,  // 18: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	5,  // 19: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	7,  // 20: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	9,  // 21: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	12, // 22: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	14, // 23: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	17, // 24: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	20, // 25: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
+	23, // 26: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
+	3,  // 27: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	6,  // 28: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	8,  // 29: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	10, // 30: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	13, // 31: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	15, // 32: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	18, // 33: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	21, // 34: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
+	24, // 35: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
+	27, // [27:36] is the sub-list for method output_type
+	18, // [18:27] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -1548,7 +2021,7 @@ func file_tooldex_v1_discovery_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

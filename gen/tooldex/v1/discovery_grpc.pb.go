@@ -26,6 +26,8 @@ const (
 	DiscoveryService_Discover_FullMethodName        = "/tooldex.v1.DiscoveryService/Discover"
 	DiscoveryService_Execute_FullMethodName         = "/tooldex.v1.DiscoveryService/Execute"
 	DiscoveryService_ListHosts_FullMethodName       = "/tooldex.v1.DiscoveryService/ListHosts"
+	DiscoveryService_GetManifest_FullMethodName     = "/tooldex.v1.DiscoveryService/GetManifest"
+	DiscoveryService_Prefetch_FullMethodName        = "/tooldex.v1.DiscoveryService/Prefetch"
 )
 
 // DiscoveryServiceClient is the client API for DiscoveryService service.
@@ -63,6 +65,15 @@ type DiscoveryServiceClient interface {
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
 	// ListHosts lists connected tool hosts with their tools, slots and load.
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error)
+	// GetManifest returns what a frontend sends on its first request to a
+	// provider: the core tools, ToolSearch and ExecuteTool in the provider's
+	// own format, the names of the deferred tools and the system-prompt
+	// guidance. The same catalog always gives byte-identical output.
+	GetManifest(ctx context.Context, in *GetManifestRequest, opts ...grpc.CallOption) (*GetManifestResponse, error)
+	// Prefetch recommends tools for a user's message before the model runs.
+	// It remembers per session what it recommended (or the frontend says is
+	// loaded) and does not repeat it.
+	Prefetch(ctx context.Context, in *PrefetchRequest, opts ...grpc.CallOption) (*PrefetchResponse, error)
 }
 
 type discoveryServiceClient struct {
@@ -143,6 +154,26 @@ func (c *discoveryServiceClient) ListHosts(ctx context.Context, in *ListHostsReq
 	return out, nil
 }
 
+func (c *discoveryServiceClient) GetManifest(ctx context.Context, in *GetManifestRequest, opts ...grpc.CallOption) (*GetManifestResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetManifestResponse)
+	err := c.cc.Invoke(ctx, DiscoveryService_GetManifest_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *discoveryServiceClient) Prefetch(ctx context.Context, in *PrefetchRequest, opts ...grpc.CallOption) (*PrefetchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PrefetchResponse)
+	err := c.cc.Invoke(ctx, DiscoveryService_Prefetch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DiscoveryServiceServer is the server API for DiscoveryService service.
 // All implementations must embed UnimplementedDiscoveryServiceServer
 // for forward compatibility.
@@ -178,6 +209,15 @@ type DiscoveryServiceServer interface {
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
 	// ListHosts lists connected tool hosts with their tools, slots and load.
 	ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error)
+	// GetManifest returns what a frontend sends on its first request to a
+	// provider: the core tools, ToolSearch and ExecuteTool in the provider's
+	// own format, the names of the deferred tools and the system-prompt
+	// guidance. The same catalog always gives byte-identical output.
+	GetManifest(context.Context, *GetManifestRequest) (*GetManifestResponse, error)
+	// Prefetch recommends tools for a user's message before the model runs.
+	// It remembers per session what it recommended (or the frontend says is
+	// loaded) and does not repeat it.
+	Prefetch(context.Context, *PrefetchRequest) (*PrefetchResponse, error)
 	mustEmbedUnimplementedDiscoveryServiceServer()
 }
 
@@ -208,6 +248,12 @@ func (UnimplementedDiscoveryServiceServer) Execute(context.Context, *ExecuteRequ
 }
 func (UnimplementedDiscoveryServiceServer) ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
+}
+func (UnimplementedDiscoveryServiceServer) GetManifest(context.Context, *GetManifestRequest) (*GetManifestResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetManifest not implemented")
+}
+func (UnimplementedDiscoveryServiceServer) Prefetch(context.Context, *PrefetchRequest) (*PrefetchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Prefetch not implemented")
 }
 func (UnimplementedDiscoveryServiceServer) mustEmbedUnimplementedDiscoveryServiceServer() {}
 func (UnimplementedDiscoveryServiceServer) testEmbeddedByValue()                          {}
@@ -356,6 +402,42 @@ func _DiscoveryService_ListHosts_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DiscoveryService_GetManifest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetManifestRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DiscoveryServiceServer).GetManifest(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DiscoveryService_GetManifest_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DiscoveryServiceServer).GetManifest(ctx, req.(*GetManifestRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DiscoveryService_Prefetch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PrefetchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DiscoveryServiceServer).Prefetch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DiscoveryService_Prefetch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DiscoveryServiceServer).Prefetch(ctx, req.(*PrefetchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DiscoveryService_ServiceDesc is the grpc.ServiceDesc for DiscoveryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -390,6 +472,14 @@ var DiscoveryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHosts",
 			Handler:    _DiscoveryService_ListHosts_Handler,
+		},
+		{
+			MethodName: "GetManifest",
+			Handler:    _DiscoveryService_GetManifest_Handler,
+		},
+		{
+			MethodName: "Prefetch",
+			Handler:    _DiscoveryService_Prefetch_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
