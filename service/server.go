@@ -53,6 +53,7 @@ type Server struct {
 	approver   *permission.Approver
 	maxExecute time.Duration
 	metrics    *Metrics
+	sessions   *sessions
 
 	// hostsCtx ends every host session when cancelled (CloseHosts).
 	hostsCtx   context.Context
@@ -108,6 +109,7 @@ func New(cfg Config) *Server {
 		approver:   permission.NewApprover(cfg.ApprovalKey, 0, nil),
 		maxExecute: cfg.MaxExecute,
 		metrics:    cfg.Metrics,
+		sessions:   newSessions(time.Now),
 		hostsCtx:   hostsCtx,
 		closeHosts: closeHosts,
 		tools:      make(map[string]*entry),

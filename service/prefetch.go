@@ -1,0 +1,259 @@
+package service
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/index"
+)
+
+// Prefetch limits and defaults.
+const (
+	prefetchLimit     = 3
+	prefetchMaxLimit  = 20
+	prefetchMinScore  = 0.15
+	prefetchDescChars = 100
+	// A session remembers at most sessionNames names; past that the oldest
+	// are forgotten down to sessionKeep (the reference's 500 → 400).
+	sessionNames = 500
+	sessionKeep  = 400
+	// At most maxSessions sessions are kept; the least recently used goes
+	// first. A session idle for sessionTTL is forgotten.
+	maxSessions = 10000
+	sessionTTL  = 30 * time.Minute
+	// contextChars bounds how much recent context joins a short message.
+	contextChars = 300
+)
+
+// sessions remembers, per frontend session, the tools already recommended
+// or loaded, with bounded memory: names per session are capped, sessions
+// are evicted least-recently-used beyond maxSessions and expire after
+// sessionTTL. Expiry is lazy (checked on use), so no goroutine is needed.
+type sessions struct {
+	mu   sync.Mutex
+	now  func() time.Time
+	byID map[string]*list.Element // of *session
+	lru  *list.List               // front: most recently used
+}
+
+type session struct {
+	id       string
+	lastUsed time.Time // guarded by sessions.mu
+
+	mu    sync.Mutex
+	seen  map[string]bool
+	order []string // insertion order of seen
+}
+
+func newSessions(now func() time.Time) *sessions {
+	return &sessions{now: now, byID: make(map[string]*list.Element), lru: list.New()}
+}
+
+// get returns the session (nil for an empty id: a session of its own that
+// remembers nothing), with loaded added to what it has seen.
+func (ss *sessions) get(id string, loaded []string) *session {
+	if id == "" {
+		return nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s := ss.touch(id)
+	s.add(loaded...)
+	return s
+}
+
+// record adds recommended names to the session.
+func (ss *sessions) record(id string, names []string) {
+	if id == "" || len(names) == 0 {
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.touch(id).add(names...)
+}
+
+// has reports whether the session has seen name. A nil session has seen
+// nothing.
+func (s *session) has(name string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[name]
+}
+
+// touch returns the session, creating it, marking it used, and evicting
+// expired and surplus sessions. The caller holds ss.mu.
+func (ss *sessions) touch(id string) *session {
+	now := ss.now()
+	// Expire from the least recently used end.
+	for e := ss.lru.Back(); e != nil; e = ss.lru.Back() {
+		s := e.Value.(*session)
+		if now.Sub(s.lastUsed) < sessionTTL && ss.lru.Len() <= maxSessions {
+			break
+		}
+		ss.lru.Remove(e)
+		delete(ss.byID, s.id)
+	}
+	if e, ok := ss.byID[id]; ok {
+		s := e.Value.(*session)
+		s.lastUsed = now
+		ss.lru.MoveToFront(e)
+		return s
+	}
+	s := &session{id: id, lastUsed: now, seen: make(map[string]bool)}
+	ss.byID[id] = ss.lru.PushFront(s)
+	if ss.lru.Len() > maxSessions {
+		old := ss.lru.Back()
+		ss.lru.Remove(old)
+		delete(ss.byID, old.Value.(*session).id)
+	}
+	return s
+}
+
+func (s *session) add(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		if s.seen[n] {
+			continue
+		}
+		s.seen[n] = true
+		s.order = append(s.order, n)
+	}
+	if len(s.order) > sessionNames {
+		drop := len(s.order) - sessionKeep
+		for _, n := range s.order[:drop] {
+			delete(s.seen, n)
+		}
+		s.order = append(s.order[:0:0], s.order[drop:]...)
+	}
+}
+
+// len returns the number of sessions kept.
+func (ss *sessions) len() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.lru.Len()
+}
+
+// Prefetch recommends tools for a user's message. It is cheap enough to
+// call on every pause in typing; frontends fire it without waiting and use
+// the answer only if it arrives before they build the model request.
+func (s *Server) Prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
+	resp, err := s.prefetch(req)
+	return resp, s.toStatus(err)
+}
+
+func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
+	ve := &ValidationError{}
+	limit := int(req.GetLimit())
+	switch {
+	case limit < 0:
+		ve.add("limit", "is %d; use 0 for the default of %d", limit, prefetchLimit)
+	case limit == 0:
+		limit = prefetchLimit
+	case limit > prefetchMaxLimit:
+		limit = prefetchMaxLimit
+	}
+	minScore := req.GetMinScore()
+	switch {
+	case minScore < 0 || minScore > 1:
+		ve.add("min_score", "is %v; it must be in [0, 1] (0 means %.2f)", minScore, prefetchMinScore)
+	case minScore == 0:
+		minScore = prefetchMinScore
+	}
+	if err := ve.err(); err != nil {
+		return nil, err
+	}
+	text := prefetchQuery(req.GetMessage(), req.GetContext())
+	resp := &tooldexv1.PrefetchResponse{}
+	if text == "" {
+		return resp, nil
+	}
+	sess := s.sessions.get(req.GetSessionId(), req.GetLoaded())
+	loaded := make(map[string]bool, len(req.GetLoaded()))
+	for _, n := range req.GetLoaded() {
+		loaded[n] = true
+	}
+	visible := s.visible(req.GetCaller())
+	allow := func(name string) bool {
+		return !loaded[name] && !sess.has(name) && (visible == nil || visible(name))
+	}
+	res := s.ix.Run(index.Query{Kind: index.KindKeyword, Text: text}, index.Options{Max: limit, Allow: allow})
+	hits := res.Hits[:0]
+	for _, h := range res.Hits {
+		if h.Score >= minScore {
+			hits = append(hits, h)
+		}
+	}
+	resp.Results = s.results(hits)
+	names := make([]string, len(resp.Results))
+	for i, r := range resp.Results {
+		names[i] = r.GetTool().GetName()
+	}
+	s.sessions.record(req.GetSessionId(), names)
+	resp.Text = renderPrefetch(resp.Results)
+	return resp, nil
+}
+
+// prefetchQuery builds the query from the latest user message. A short
+// message ("yes, do that") borrows words from the recent context, most
+// recent first. "+" at the start of a word means nothing in a message, so
+// it is dropped, and the text is cut (at a rune boundary) to the query
+// limit: prefetch is best effort, never an error for a long message.
+func prefetchQuery(message string, context []string) string {
+	text := strings.TrimSpace(message)
+	if len(strings.Fields(text)) < 3 {
+		var b strings.Builder
+		b.WriteString(text)
+		for _, c := range context {
+			if b.Len() >= contextChars {
+				break
+			}
+			b.WriteByte(' ')
+			b.WriteString(c[:min(len(c), contextChars)])
+		}
+		text = b.String()
+	}
+	words := strings.Fields(text)
+	for i, w := range words {
+		words[i] = strings.TrimLeft(w, "+")
+	}
+	text = strings.Join(words, " ")
+	if len(text) > index.MaxQueryBytes {
+		cut := index.MaxQueryBytes
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, " ")
+	}
+	return strings.TrimSpace(text)
+}
+
+// renderPrefetch is the system reminder a frontend may add for the model.
+func renderPrefetch(results []*tooldexv1.SearchResult) string {
+	if len(results) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("The following tools were discovered as relevant to your task. Use ExecuteTool to invoke any of them by name:\n")
+	for _, r := range results {
+		d := oneLine(r.GetTool().GetDescription())
+		if utf8.RuneCountInString(d) > prefetchDescChars {
+			d = string([]rune(d)[:prefetchDescChars]) + "…"
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", r.GetTool().GetName(), d)
+	}
+	return b.String()
+}
