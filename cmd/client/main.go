@@ -7,6 +7,7 @@
 //	tooldex unregister NAME...    remove tools
 //	tooldex exec TOOL --params JSON   run a tool on a connected host (--params @file)
 //	tooldex hosts                 list connected tool hosts
+//	tooldex repl                  interactive console: hint bar from Prefetch, /search, /discover, /exec
 //	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
 //
 // Every command takes --addr (env TOOLDEX_ADDR, default localhost:50051),
