@@ -113,7 +113,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	}, outcome, res.HostID, nil
 }
 
-// lookup finds a tool by name or alias.
+// lookup finds a tool by name, alias or provider-mapped name.
 func (s *Server) lookup(name string) *entry {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -125,6 +125,12 @@ func (s *Server) lookup(name string) *entry {
 			if a == name {
 				return e
 			}
+		}
+	}
+	// A name a provider-specific manifest mapped (see GetManifest).
+	for _, n := range unmapName(name) {
+		if e := s.tools[n]; e != nil {
+			return e
 		}
 	}
 	return nil

@@ -351,6 +351,9 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 		NotFound:           res.NotFound,
 	}
 	resp.Text = renderSearch(req.GetQuery(), resp)
+	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
+		return nil, s.toStatus(err)
+	}
 	return resp, nil
 }
 
@@ -370,6 +373,9 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 		TotalDeferredTools: int32(res.Deferred),
 	}
 	resp.Text = renderDiscover(req.GetQuery(), resp)
+	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
+		return nil, s.toStatus(err)
+	}
 	return resp, nil
 }
 

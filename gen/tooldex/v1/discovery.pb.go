@@ -804,7 +804,11 @@ type DiscoverRequest struct {
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
 	// The caller's identity; tools its permission rules deny are never
 	// listed.
-	Caller        string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	// Render content_json for this provider, as in SearchRequest.
+	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The frontend supports Anthropic tool_reference blocks.
+	ToolReference bool `protobuf:"varint,5,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -860,6 +864,20 @@ func (x *DiscoverRequest) GetCaller() string {
 	return ""
 }
 
+func (x *DiscoverRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *DiscoverRequest) GetToolReference() bool {
+	if x != nil {
+		return x.ToolReference
+	}
+	return false
+}
+
 // DiscoverResponse holds tools ranked for the task, with schemas.
 type DiscoverResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -868,7 +886,9 @@ type DiscoverResponse struct {
 	// How many deferred tools were searched.
 	TotalDeferredTools int32 `protobuf:"varint,2,opt,name=total_deferred_tools,json=totalDeferredTools,proto3" json:"total_deferred_tools,omitempty"`
 	// The result rendered for a model, schemas included.
-	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// The tool result content for DiscoverRequest.provider, as JSON.
+	ContentJson   string `protobuf:"bytes,4,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -920,6 +940,13 @@ func (x *DiscoverResponse) GetTotalDeferredTools() int32 {
 func (x *DiscoverResponse) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *DiscoverResponse) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
 	}
 	return ""
 }
@@ -1817,16 +1844,19 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\vtfidf_score\x18\x04 \x01(\x01R\n" +
 	"tfidfScore\x12%\n" +
 	"\x0ekeyword_points\x18\x05 \x01(\x05R\rkeywordPoints\x12+\n" +
-	"\x05match\x18\x06 \x01(\x0e2\x15.tooldex.v1.MatchKindR\x05match\"`\n" +
+	"\x05match\x18\x06 \x01(\x0e2\x15.tooldex.v1.MatchKindR\x05match\"\xa3\x01\n" +
 	"\x0fDiscoverRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
 	"maxResults\x12\x16\n" +
-	"\x06caller\x18\x03 \x01(\tR\x06caller\"\x8c\x01\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1a\n" +
+	"\bprovider\x18\x04 \x01(\tR\bprovider\x12%\n" +
+	"\x0etool_reference\x18\x05 \x01(\bR\rtoolReference\"\xaf\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\xdd\x01\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12!\n" +
+	"\fcontent_json\x18\x04 \x01(\tR\vcontentJson\"\xdd\x01\n" +
 	"\x0eExecuteRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12/\n" +
 	"\x06params\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06params\x12\x1f\n" +
