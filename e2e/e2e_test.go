@@ -4,7 +4,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -64,63 +63,15 @@ func binaries(t *testing.T) string {
 type server struct {
 	addr string
 	cmd  *exec.Cmd
-	logs *bytes.Buffer
-	done chan error
+	// logs returns what the server has logged so far.
+	logs func() string
 }
 
 // startServer runs the server binary on a free loopback port and waits for
-// its "serving" log line.
+// its "serving" log line; see launch.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	bin := binaries(t)
-	args = append([]string{"--addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-grace", "2s"}, args...)
-	cmd := exec.Command(filepath.Join(bin, "tooldex-server"), args...)
-	cmd.Env = os.Environ()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, logs: &bytes.Buffer{}, done: make(chan error, 1)}
-	addrc := make(chan string, 1)
-	var mu sync.Mutex
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			mu.Lock()
-			s.logs.WriteString(line + "\n")
-			mu.Unlock()
-			var entry struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "serving" {
-				addrc <- entry.Addr
-			}
-		}
-		s.done <- cmd.Wait()
-	}()
-	select {
-	case s.addr = <-addrc:
-	case err := <-s.done:
-		t.Fatalf("server exited before serving: %v\n%s", err, s.logs)
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("server did not start in 30s\n%s", s.logs)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("server did not stop on SIGINT within 10s")
-		}
-	})
-	return s
+	return launch(t, args...).server
 }
 
 // client runs the tooldex command against s.

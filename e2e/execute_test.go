@@ -93,7 +93,7 @@ func launch(t *testing.T, args ...string) *tserver {
 		_ = cmd.Process.Kill()
 		t.Fatalf("server did not start in 30s\n%s", s.logText())
 	}
-	s.server = &server{addr: addr, cmd: cmd}
+	s.server = &server{addr: addr, cmd: cmd, logs: s.logText}
 	t.Cleanup(func() {
 		select {
 		case <-s.exited:

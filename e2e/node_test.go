@@ -52,7 +52,7 @@ func TestNodeFrontend(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the demo host's time_now was not registered in 15s (last error: %v)\n%s", err, s.logs)
+			t.Fatalf("the demo host's time_now was not registered in 15s (last error: %v)\n%s", err, s.logs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
