@@ -57,7 +57,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if err != nil {
 		return nil, "invalid", "", err
 	}
-	if e.schema != nil {
+	if e.schema != nil && (e.fast == nil || !e.fast.valid(instance)) {
 		if err := e.schema.Validate(instance); err != nil {
 			return nil, "invalid", "", paramViolations(err)
 		}

@@ -68,6 +68,7 @@ type Server struct {
 type entry struct {
 	tool   *tooldexv1.Tool // as registered, with loading set; never mutated
 	schema *jsonschema.Schema
+	fast   *fastCheck // nil unless the schema is simple
 	// hosts are the host sessions serving the tool. A tool a host
 	// registered (source origin HOST) leaves the catalog with its last
 	// host; one a frontend or catalog registered stays.
@@ -235,7 +236,11 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 		}
 	}
 	c.Loading = s.policy.loading(c)
-	return &entry{tool: c, schema: sch}
+	e := &entry{tool: c, schema: sch}
+	if sch != nil {
+		e.fast = newFastCheck(c.GetInputSchema().AsMap())
+	}
+	return e
 }
 
 // put stores an entry and updates the index. The caller holds s.mu.
