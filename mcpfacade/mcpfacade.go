@@ -1,0 +1,408 @@
+// Package mcpfacade serves tooldex as an MCP server: a DiscoveryService
+// client behind two MCP tools, ToolSearch (Search, or Discover for
+// "discover:" queries) and ExecuteTool (Execute), built on the official Go
+// SDK (github.com/modelcontextprotocol/go-sdk/mcp).
+//
+// Errors a model can act on (invalid params, unknown tools, denied or
+// unavailable calls) come back as tool results with IsError set, carrying
+// the gRPC status message; only internal failures are protocol errors.
+// A call a permission rule says to "ask" about is never approved by the
+// model: when the MCP client supports elicitation the user is asked there,
+// otherwise the result is an error saying the user must approve, and the
+// approval token never reaches the model.
+package mcpfacade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/manifest"
+)
+
+// Options configures the MCP server.
+type Options struct {
+	// Caller is the identity sent with Search, Discover, Execute and
+	// GetManifest, matched by tooldex's permission rules.
+	Caller string
+	// PassThrough also exposes the core tools of GetManifest (provider
+	// "anthropic") as MCP tools, each forwarding to Execute by name.
+	PassThrough bool
+	// Name and Version of the MCP implementation; "tooldex" and "dev" when
+	// empty.
+	Name, Version string
+	// Logger for the facade and the SDK; nil discards.
+	Logger *slog.Logger
+	// ManifestTimeout bounds the GetManifest call PassThrough makes in New;
+	// 0 means 10s.
+	ManifestTimeout time.Duration
+}
+
+// Instructions is the InitializeResult instructions text: the system-prompt
+// guidance for a model using the server.
+const Instructions = `Most tools are not loaded: they are deferred, and found with ToolSearch. Before you tell the user that a capability is missing, search for it with ToolSearch (keywords, "discover:<task>", "select:Name1,Name2" or "mcp__<server>"). Then call the tool you found with ExecuteTool {"tool_name": "<name>", "params": {...}}, with params matching the schema ToolSearch returned (use "select:<name>" to get a full schema). Call the tools in your tool list directly. If a call needs the user's approval, ask the user; never try to approve it yourself.`
+
+// New returns an MCP server exposing client as ToolSearch and ExecuteTool
+// (and, with opts.PassThrough, the core tools). With PassThrough a failed
+// GetManifest is logged and the server runs without the core tools; use
+// AddCoreTools to handle that error yourself.
+func New(client tooldexv1.DiscoveryServiceClient, opts Options) *mcp.Server {
+	f := &facade{client: client, opts: opts, log: opts.Logger}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
+	name, version := opts.Name, opts.Version
+	if name == "" {
+		name = "tooldex"
+	}
+	if version == "" {
+		version = "dev"
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "tooldex tool discovery", Version: version},
+		&mcp.ServerOptions{Instructions: Instructions, Logger: opts.Logger})
+	entry := manifest.EntryTools()
+	s.AddTool(mcpTool(entry[0], nil), f.search)
+	s.AddTool(mcpTool(entry[1], []any{"tool_name"}), f.execute)
+	if opts.PassThrough {
+		timeout := opts.ManifestTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		n, err := AddCoreTools(ctx, s, client, opts)
+		cancel()
+		if err != nil {
+			f.log.Warn("mcpfacade: core tools not exposed", "error", err)
+		} else {
+			f.log.Info("mcpfacade: core tools exposed", "tools", n)
+		}
+	}
+	return s
+}
+
+// AddCoreTools adds the core tools of client's GetManifest (provider
+// "anthropic", opts.Caller) to s, each forwarding to Execute under its
+// name; ToolSearch and ExecuteTool are skipped. It returns how many it
+// added.
+func AddCoreTools(ctx context.Context, s *mcp.Server, client tooldexv1.DiscoveryServiceClient, opts Options) (int, error) {
+	m, err := client.GetManifest(ctx, &tooldexv1.GetManifestRequest{Provider: "anthropic", Caller: opts.Caller})
+	if err != nil {
+		return 0, fmt.Errorf("GetManifest: %w", err)
+	}
+	var tools []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	if err := json.Unmarshal([]byte(m.GetToolsJson()), &tools); err != nil {
+		return 0, fmt.Errorf("GetManifest tools_json: %w", err)
+	}
+	f := &facade{client: client, opts: opts, log: opts.Logger}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
+	n := 0
+	for _, t := range tools {
+		if t.Name == "" || t.Name == manifest.ToolSearchName || t.Name == manifest.ExecuteToolName {
+			continue // ToolSearch, ExecuteTool, and server-side tools without a name
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil || schema["type"] != "object" {
+			schema = map[string]any{"type": "object"} // MCP needs an object schema
+		}
+		name := t.Name
+		s.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: schema},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				params, res := decodeObject(req.Params.Arguments, "arguments")
+				if res != nil {
+					return res, nil
+				}
+				return f.call(ctx, req, name, params)
+			})
+		n++
+	}
+	return n, nil
+}
+
+// facade holds what the tool handlers share.
+type facade struct {
+	client tooldexv1.DiscoveryServiceClient
+	opts   Options
+	log    *slog.Logger
+}
+
+// mcpTool converts an entry tool; required, when non-nil, replaces the
+// schema's required list.
+func mcpTool(t *tooldexv1.Tool, required []any) *mcp.Tool {
+	schema := t.GetInputSchema().AsMap()
+	if required != nil {
+		schema["required"] = required
+	}
+	mt := &mcp.Tool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema}
+	if a := t.GetAnnotations(); a != nil {
+		f := false
+		mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: a.GetReadOnly(), IdempotentHint: a.GetIdempotent(), DestructiveHint: &f, OpenWorldHint: &f}
+	}
+	return mt
+}
+
+// searchInput is ToolSearch's input.
+type searchInput struct {
+	Query      *string  `json:"query"`
+	MaxResults *float64 `json:"max_results"`
+}
+
+func (f *facade) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in searchInput
+	if err := unmarshalArgs(req.Params.Arguments, &in); err != nil {
+		return toolError("Invalid ToolSearch input: " + err.Error() + `. Expected {"query": "<query>", "max_results": <1-100>}.`), nil
+	}
+	if in.Query == nil || strings.TrimSpace(*in.Query) == "" {
+		return toolError(`Invalid ToolSearch input: "query" is required, e.g. {"query": "slack send"} or {"query": "select:Name1,Name2"}.`), nil
+	}
+	var limit int32
+	if in.MaxResults != nil {
+		v := *in.MaxResults
+		if v != float64(int64(v)) || v < 1 {
+			return toolError(fmt.Sprintf(`Invalid ToolSearch input: "max_results" must be an integer from 1 to 100, not %v.`, v)), nil
+		}
+		limit = int32(min(v, 100))
+	}
+	query := strings.TrimSpace(*in.Query)
+	if task, ok := cutPrefixFold(query, "discover:"); ok {
+		resp, err := f.client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.TrimSpace(task), MaxResults: limit, Caller: f.opts.Caller})
+		if err != nil {
+			return f.rpcError("Discover", err)
+		}
+		return textResult(resp.GetText()), nil
+	}
+	resp, err := f.client.Search(ctx, &tooldexv1.SearchRequest{Query: query, MaxResults: limit, Caller: f.opts.Caller})
+	if err != nil {
+		return f.rpcError("Search", err)
+	}
+	return textResult(resp.GetText()), nil
+}
+
+// cutPrefixFold is strings.CutPrefix, ignoring ASCII case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+// executeInput is ExecuteTool's input.
+type executeInput struct {
+	ToolName *string         `json:"tool_name"`
+	Params   json.RawMessage `json:"params"`
+}
+
+func (f *facade) execute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in executeInput
+	if err := unmarshalArgs(req.Params.Arguments, &in); err != nil {
+		return toolError("Invalid ExecuteTool input: " + err.Error() + `. Expected {"tool_name": "<name>", "params": {...}}.`), nil
+	}
+	if in.ToolName == nil || strings.TrimSpace(*in.ToolName) == "" {
+		return toolError(`Invalid ExecuteTool input: "tool_name" is required. Find the tool with ToolSearch first, then call {"tool_name": "<name>", "params": {...}}.`), nil
+	}
+	params, res := decodeObject(in.Params, "params")
+	if res != nil {
+		return res, nil
+	}
+	return f.call(ctx, req, strings.TrimSpace(*in.ToolName), params)
+}
+
+// decodeObject decodes a JSON object (absent or null: empty) into a Struct,
+// or returns a tool error naming field.
+func decodeObject(raw json.RawMessage, field string) (*structpb.Struct, *mcp.CallToolResult) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return &structpb.Struct{Fields: map[string]*structpb.Value{}}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, toolError(fmt.Sprintf("Invalid %s: must be a JSON object matching the tool's input schema (%v).", field, err))
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil, toolError(fmt.Sprintf("Invalid %s: %v.", field, err))
+	}
+	return s, nil
+}
+
+// unmarshalArgs decodes a tool call's arguments; absent means {}.
+func unmarshalArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("%q must be a JSON %s", te.Field, jsonKind(te.Field))
+		}
+		return errors.New("arguments must be a JSON object")
+	}
+	return nil
+}
+
+func jsonKind(field string) string {
+	switch field {
+	case "max_results":
+		return "integer"
+	case "params":
+		return "object"
+	}
+	return "string"
+}
+
+// call runs Execute for tool name and maps the answer to an MCP result.
+func (f *facade) call(ctx context.Context, req *mcp.CallToolRequest, name string, params *structpb.Struct) (*mcp.CallToolResult, error) {
+	ereq := &tooldexv1.ExecuteRequest{ToolName: name, Params: params, Caller: f.opts.Caller}
+	if req != nil && req.Session != nil {
+		ereq.SessionId = req.Session.ID()
+	}
+	resp, err := f.client.Execute(ctx, ereq)
+	if err != nil {
+		return f.rpcError("Execute", err)
+	}
+	if ar := resp.GetApprovalRequired(); ar != nil {
+		token, res := f.approve(ctx, req, ar)
+		if res != nil {
+			return res, nil
+		}
+		ereq.ApprovalToken = token
+		if resp, err = f.client.Execute(ctx, ereq); err != nil {
+			return f.rpcError("Execute", err)
+		}
+		if resp.GetApprovalRequired() != nil {
+			return toolError(approvalText(resp.GetApprovalRequired())), nil
+		}
+	}
+	return result(resp), nil
+}
+
+// approvalKey is the id of the approval elicitation in a multi round-trip
+// tool call (SEP-2322).
+const approvalKey = "tooldex_approval"
+
+// approve gets the user's approval of a call through MCP elicitation, sent
+// as an input request of the tool call (the SDK elicits directly for
+// clients older than multi round-trip requests). It returns the approval
+// token, or the tool result to answer with. The token never leaves the
+// facade: on the retry the call is approved again, and the user's answer
+// decides whether its fresh token is used.
+func (f *facade) approve(_ context.Context, req *mcp.CallToolRequest, ar *tooldexv1.ApprovalRequest) (string, *mcp.CallToolResult) {
+	if req != nil && req.Params != nil {
+		if r, ok := req.Params.InputResponses[approvalKey].(*mcp.ElicitResult); ok {
+			if r.Action == "accept" {
+				return ar.GetApprovalToken(), nil
+			}
+			f.log.Info("mcpfacade: user did not approve", "tool", ar.GetToolName(), "action", r.Action)
+			return "", toolError(fmt.Sprintf("The user did not approve calling %s (%s): it did not run. Do not retry it unless the user asks you to.", ar.GetToolName(), r.Action))
+		}
+	}
+	if req == nil || req.Session == nil {
+		return "", toolError(approvalText(ar))
+	}
+	if ip := req.Session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return "", toolError(approvalText(ar))
+	}
+	msg := fmt.Sprintf("Allow the tool %s to run?", ar.GetToolName())
+	if s := ar.GetParamsSummary(); s != "" {
+		msg += "\nParameters: " + s
+	}
+	if r := ar.GetRule(); r != "" {
+		msg += "\nRule: " + r
+	}
+	return "", &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalKey: &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         msg,
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	}}}
+}
+
+// approvalText explains an approval request to the model, without the
+// token: the model must not approve its own calls.
+func approvalText(ar *tooldexv1.ApprovalRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Not run: calling %s needs the user's approval", ar.GetToolName())
+	if r := ar.GetRule(); r != "" {
+		fmt.Fprintf(&b, " (rule: %s)", r)
+	}
+	b.WriteString(".")
+	if s := ar.GetParamsSummary(); s != "" {
+		fmt.Fprintf(&b, " Parameters: %s.", s)
+	}
+	b.WriteString(" You cannot approve it yourself: tell the user what you want to run and why, and ask them to approve it (or to change the permission rules), then try again.")
+	return b.String()
+}
+
+// result maps an ExecuteResponse to an MCP tool result.
+func result(resp *tooldexv1.ExecuteResponse) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{}, IsError: resp.GetIsError()}
+	for _, c := range resp.GetContent() {
+		switch k := c.GetKind().(type) {
+		case *tooldexv1.Content_Text:
+			res.Content = append(res.Content, &mcp.TextContent{Text: k.Text})
+		case *tooldexv1.Content_Json:
+			b, err := json.Marshal(k.Json.AsInterface())
+			if err != nil {
+				b = []byte(k.Json.String())
+			}
+			res.Content = append(res.Content, &mcp.TextContent{Text: string(b)})
+		case *tooldexv1.Content_Image:
+			res.Content = append(res.Content, &mcp.ImageContent{Data: k.Image.GetData(), MIMEType: k.Image.GetMimeType()})
+		case *tooldexv1.Content_Resource:
+			r := k.Resource
+			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+				URI: r.GetUri(), MIMEType: r.GetMimeType(), Text: r.GetText(), Blob: r.GetBlob(),
+			}})
+		}
+	}
+	if sc := resp.GetStructuredContent(); sc != nil {
+		res.StructuredContent = sc.AsMap()
+	}
+	return res
+}
+
+// rpcError maps a gRPC error: internal failures are protocol errors,
+// everything else a tool error the model can act on.
+func (f *facade) rpcError(rpc string, err error) (*mcp.CallToolResult, error) {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil, fmt.Errorf("tooldex %s: %w", rpc, err)
+	}
+	switch st.Code() {
+	case codes.Internal, codes.DataLoss, codes.Unimplemented, codes.Unknown:
+		f.log.Error("mcpfacade: tooldex call failed", "rpc", rpc, "code", st.Code().String(), "error", st.Message())
+		return nil, fmt.Errorf("tooldex %s: %s: %s", rpc, st.Code(), st.Message())
+	case codes.NotFound:
+		msg := st.Message()
+		if !strings.Contains(strings.ToLower(msg), "search") {
+			msg += "; find tools with ToolSearch first"
+		}
+		return toolError(msg), nil
+	case codes.Unavailable:
+		return toolError("tooldex is unavailable: " + st.Message() + ". Try again later."), nil
+	case codes.Canceled:
+		return toolError("cancelled: " + st.Message()), nil
+	}
+	return toolError(st.Message()), nil
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
