@@ -177,8 +177,11 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 			}
 		case *tooldexv1.ConnectRequest_Tools:
 			results := h.s.hostUpsert(sess, f.Tools.GetUpsert())
-			sess.RemoveTools(f.Tools.GetRemove()...)
-			h.s.hostRelease(sess.ID(), f.Tools.GetRemove())
+			if rm := f.Tools.GetRemove(); len(rm) > 0 {
+				// Never pass nil: hostRelease reads it as "every tool".
+				sess.RemoveTools(rm...)
+				h.s.hostRelease(sess.ID(), rm)
+			}
 			select {
 			case replies <- &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_ToolsAck{ToolsAck: &tooldexv1.ToolsAck{Results: results}}}:
 			case <-ctx.Done():

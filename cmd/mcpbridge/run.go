@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/tooldex/tooldex/mcpbridge"
+)
+
+// run parses args and runs the bridge until ctx is done.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcpbridge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "", "tooldex server address (default $TOOLDEX_ADDR or localhost:50051)")
+	config := fs.String("config", "", "MCP servers config file ({\"mcpServers\": {...}}), required")
+	slots := fs.Int("slots", 0, "max concurrent calls per MCP server (0: the toolhost default)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *config == "" {
+		return errors.New("--config is required")
+	}
+	if *addr == "" {
+		*addr = getenv("TOOLDEX_ADDR")
+	}
+	if *addr == "" {
+		*addr = "localhost:50051"
+	}
+	log, err := newLogger(*logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	cfg, err := mcpbridge.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Logger: log, Slots: *slots})
+	if err != nil {
+		return err
+	}
+	log.Info("mcpbridge starting", zap.String("addr", *addr), zap.Int("servers", len(cfg.Servers)))
+	err = b.Run(ctx)
+	log.Info("mcpbridge stopped")
+	return err
+}
+
+func newLogger(level string, w io.Writer) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)), nil
+}
