@@ -9,6 +9,7 @@
 //	tooldex hosts                 list connected tool hosts
 //	tooldex repl                  interactive console: hint bar from Prefetch, /search, /discover, /exec
 //	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
+//	tooldex bench search [QUERY...]       Search latency percentiles and QPS against a server, next to health checks
 //
 // Every command takes --addr (env TOOLDEX_ADDR, default localhost:50051),
 // --json (protojson output for scripts) and --timeout. Errors print one line

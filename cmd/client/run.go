@@ -32,6 +32,7 @@ commands:
   exec TOOL --params JSON run a tool on a connected host (--params @file reads a file)
   hosts                   list connected tool hosts
   eval                    evaluate ranking in-process on a dataset
+  bench search [QUERY]    load a server with Search calls: latency percentiles and QPS, next to health checks
   repl                    interactive console: tool hints as you type, /search, /discover, /exec (alias: chat)
 
 Run 'tooldex COMMAND -h' for a command's flags.`
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdHosts(ctx, e, args)
 	case "eval":
 		return cmdEval(e, args)
+	case "bench":
+		return cmdBench(ctx, e, args)
 	case "repl", "chat":
 		return cmdREPL(ctx, e, args)
 	case "help", "-h", "--help":

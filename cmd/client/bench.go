@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+)
+
+// cmdBench measures a deployment: tooldex bench search [--concurrency N]
+// [--duration D] [QUERY...] runs Search in a loop from N callers and
+// prints latency percentiles and throughput, next to the same load of gRPC
+// health checks on the same server (the floor: the cost of a call that does
+// nothing).
+func cmdBench(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 || args[0] != "search" {
+		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [QUERY...]")
+	}
+	var c common
+	fs := newFlags("bench search", e, &c)
+	conc := fs.Int("concurrency", 1, "concurrent callers")
+	dur := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
+	floor := fs.Bool("floor", true, "also measure gRPC health checks on the same server")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *conc < 1 || *dur <= 0 {
+		return errors.New("bench: --concurrency and --duration must be positive")
+	}
+	queries := []string{strings.Join(fs.Args(), " ")}
+	if queries[0] == "" {
+		queries = []string{"slack send message", "read a file", "create github issue", "schedule cron job", "time zone", "calculate expression"}
+	}
+	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("bench: connect %s: %w", c.addr, err)
+	}
+	defer conn.Close()
+	search := tooldexv1.NewDiscoveryServiceClient(conn)
+	health := healthpb.NewHealthClient(conn)
+	runs := []struct {
+		name string
+		call func(ctx context.Context, i int) error
+	}{{"search", func(ctx context.Context, i int) error {
+		_, err := search.Search(ctx, &tooldexv1.SearchRequest{Query: queries[i%len(queries)]})
+		return err
+	}}}
+	if *floor {
+		runs = append(runs, struct {
+			name string
+			call func(ctx context.Context, i int) error
+		}{"health (floor)", func(ctx context.Context, i int) error {
+			_, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
+			return err
+		}})
+	}
+	fmt.Fprintf(e.stdout, "%s, %d caller(s), %s each\n", c.addr, *conc, *dur)
+	fmt.Fprintf(e.stdout, "%-15s %10s %10s %10s %10s %10s %8s\n", "call", "calls", "QPS", "p50", "p90", "p99", "errors")
+	for _, r := range runs {
+		lat, errs := load(ctx, *conc, *dur, r.call)
+		if len(lat) == 0 {
+			return fmt.Errorf("bench: every %s call failed (%d errors)", r.name, errs)
+		}
+		slices.Sort(lat)
+		pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+		fmt.Fprintf(e.stdout, "%-15s %10d %10.0f %10s %10s %10s %8d\n", r.name, len(lat), float64(len(lat))/dur.Seconds(),
+			pct(0.50).Round(time.Microsecond), pct(0.90).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), errs)
+	}
+	return nil
+}
+
+// load runs call from conc goroutines for d and returns the latency of
+// every successful call and the number of failures.
+func load(ctx context.Context, conc int, d time.Duration, call func(context.Context, int) error) ([]time.Duration, int) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var mu sync.Mutex
+	var all []time.Duration
+	errs := 0
+	var wg sync.WaitGroup
+	for w := range conc {
+		wg.Go(func() {
+			var mine []time.Duration
+			bad := 0
+			for i := w; ctx.Err() == nil; i += conc {
+				start := time.Now()
+				if err := call(ctx, i); err != nil {
+					if ctx.Err() == nil && status.Code(err) != codes.DeadlineExceeded && status.Code(err) != codes.Canceled {
+						bad++
+					}
+					continue
+				}
+				mine = append(mine, time.Since(start))
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			errs += bad
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return all, errs
+}

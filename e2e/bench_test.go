@@ -1,0 +1,22 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestClientBenchSearch(t *testing.T) {
+	s := startServer(t, "--demo-catalog", "--demo-host=false")
+	out, err := s.client(t, nil, "bench", "search", "--duration", "300ms", "--concurrency", "4", "slack", "send")
+	if err != nil {
+		t.Fatalf("tooldex bench search: %v\n%s", err, out)
+	}
+	for _, want := range []string{"4 caller(s)", "search ", "health (floor)", "p50", "QPS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	if out, err := s.client(t, nil, "bench", "execute"); err == nil {
+		t.Errorf("tooldex bench execute succeeded, want a usage error:\n%s", out)
+	}
+}
