@@ -197,10 +197,12 @@ func startHostProc(t *testing.T, addr, id string, slots int, workLog string) *ho
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		p.stdin.Close()
+		p.stdin.Close() // the host process exits on its own when stdin closes
 		select {
 		case <-p.exited:
-		default:
+		case <-time.After(5 * time.Second):
+			// Stopping it is intended here: its exit by signal is no failure.
+			p.killed.Store(true)
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-p.exited:
