@@ -20,6 +20,10 @@ import (
 // helloTimeout bounds the wait for a host's first frame.
 const helloTimeout = 10 * time.Second
 
+// hostDeadlineSlack is how much later than the caller's deadline a host's
+// deadline falls; see frameOf.
+const hostDeadlineSlack = 250 * time.Millisecond
+
 // HostServer implements tooldex.v1.HostService over a Server's catalog
 // and registry.
 type HostServer struct {
@@ -156,7 +160,11 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 		call.Params, call.ParamsJson = p.structured, p.json
 	}
 	if !f.Deadline.IsZero() {
-		call.Deadline = timestamppb.New(f.Deadline)
+		// The host's own deadline trails the caller's a little: at the
+		// caller's deadline the server answers DEADLINE_EXCEEDED and cancels
+		// the call on the host, so a host that reaches its deadline first
+		// cannot turn the timeout into an ordinary tool error.
+		call.Deadline = timestamppb.New(f.Deadline.Add(hostDeadlineSlack))
 	}
 	return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Execute{Execute: call}}
 }
