@@ -51,7 +51,7 @@ func (h *HostServer) Connect(stream tooldexv1.HostService_ConnectServer) error {
 	results := s.hostUpsert(sess, hello.GetTools())
 	defer func() {
 		sess.Detach()
-		removed := s.hostRelease(sess.ID(), nil)
+		removed := s.hostReleaseAll(sess.ID())
 		log.Info("host disconnected", zap.Int("tools_removed", removed))
 	}()
 	ack := &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_HelloAck{HelloAck: &tooldexv1.HelloAck{
@@ -186,7 +186,6 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 		case *tooldexv1.ConnectRequest_Tools:
 			results := h.s.hostUpsert(sess, f.Tools.GetUpsert())
 			if rm := f.Tools.GetRemove(); len(rm) > 0 {
-				// Never pass nil: hostRelease reads it as "every tool".
 				sess.RemoveTools(rm...)
 				h.s.hostRelease(sess.ID(), rm)
 			}
@@ -255,19 +254,26 @@ func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*
 	return results
 }
 
-// hostRelease detaches a session from the named tools (all when names is
-// nil); host-registered tools that no live host serves any more leave the
-// catalog and the index at once. It returns how many left.
+// hostReleaseAll detaches a session from every tool it serves; see
+// hostRelease.
+func (s *Server) hostReleaseAll(sessionID string) int {
+	s.mu.RLock()
+	var names []string
+	for name, e := range s.tools {
+		if e.hosts[sessionID] {
+			names = append(names, name)
+		}
+	}
+	s.mu.RUnlock()
+	return s.hostRelease(sessionID, names)
+}
+
+// hostRelease detaches a session from the named tools; host-registered
+// tools that no live host serves any more leave the catalog and the index
+// at once. It returns how many left.
 func (s *Server) hostRelease(sessionID string, names []string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if names == nil {
-		for name, e := range s.tools {
-			if e.hosts[sessionID] {
-				names = append(names, name)
-			}
-		}
-	}
 	removed := 0
 	for _, name := range names {
 		e := s.tools[name]
