@@ -194,13 +194,14 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 			hits = append(hits, h)
 		}
 	}
-	resp.Results = s.results(hits)
+	var entries []*entry
+	resp.Results, entries = s.results(hits)
 	names := make([]string, len(resp.Results))
 	for i, r := range resp.Results {
 		names[i] = r.GetTool().GetName()
 	}
 	s.sessions.record(req.GetSessionId(), names)
-	resp.Text = renderPrefetch(resp.Results)
+	resp.Text = renderPrefetch(resp.Results, entries)
 	return resp, nil
 }
 
@@ -242,14 +243,14 @@ func prefetchQuery(message string, context []string) string {
 }
 
 // renderPrefetch is the system reminder a frontend may add for the model.
-func renderPrefetch(results []*tooldexv1.SearchResult) string {
+func renderPrefetch(results []*tooldexv1.SearchResult, entries []*entry) string {
 	if len(results) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("The following tools were discovered as relevant to your task. Use ExecuteTool to invoke any of them by name:\n")
-	for _, r := range results {
-		d := oneLine(r.GetTool().GetDescription())
+	for i, r := range results {
+		d := entries[i].oneLine
 		if utf8.RuneCountInString(d) > prefetchDescChars {
 			d = string([]rune(d)[:prefetchDescChars]) + "…"
 		}

@@ -21,13 +21,13 @@ const (
 	invokeHint = `Call a deferred tool with ExecuteTool {"tool_name": "<name>", "params": {...}}.`
 )
 
-func renderSearch(query string, r *tooldexv1.SearchResponse) string {
+func renderSearch(query string, r *tooldexv1.SearchResponse, entries []*entry) string {
 	var b strings.Builder
 	withSchemas := r.GetMode() == tooldexv1.QueryMode_QUERY_MODE_SELECT
 	switch {
 	case len(r.GetResults()) > 0:
 		fmt.Fprintf(&b, "Found %d deferred %s for %q (%d searched):\n", len(r.GetResults()), plural(len(r.GetResults()), "tool"), query, r.GetTotalDeferredTools())
-		renderResults(&b, r.GetResults(), withSchemas)
+		renderResults(&b, r.GetResults(), entries, withSchemas)
 	case len(r.GetAlreadyLoaded()) == 0:
 		fmt.Fprintf(&b, "No matching deferred tools found for %q (%d searched). Try fewer or broader keywords, discover:<what you want to do>, or select:<exact tool name>.\n", query, r.GetTotalDeferredTools())
 	default:
@@ -49,30 +49,32 @@ func renderSearch(query string, r *tooldexv1.SearchResponse) string {
 	return b.String()
 }
 
-func renderDiscover(query string, r *tooldexv1.DiscoverResponse) string {
+func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entry) string {
 	var b strings.Builder
 	if len(r.GetResults()) == 0 {
 		fmt.Fprintf(&b, "No deferred tools match %q (%d searched). Describe the task differently or with fewer details.\n", query, r.GetTotalDeferredTools())
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Found %d deferred %s for %q (%d searched):\n", len(r.GetResults()), plural(len(r.GetResults()), "tool"), query, r.GetTotalDeferredTools())
-	renderResults(&b, r.GetResults(), true)
+	renderResults(&b, r.GetResults(), entries, true)
 	b.WriteString(invokeHint + "\n")
 	return b.String()
 }
 
-func renderResults(b *strings.Builder, results []*tooldexv1.SearchResult, withSchemas bool) {
+// renderResults lists results; entries[i] holds the rendering of
+// results[i]'s tool, prepared at registration.
+func renderResults(b *strings.Builder, results []*tooldexv1.SearchResult, entries []*entry, withSchemas bool) {
 	for i, res := range results {
-		t := res.GetTool()
-		fmt.Fprintf(b, "%d. %s (score %.2f)", i+1, t.GetName(), res.GetScore())
-		if d := oneLine(t.GetDescription()); d != "" {
-			fmt.Fprintf(b, ": %s", d)
+		e := entries[i]
+		fmt.Fprintf(b, "%d. %s (score %.2f)", i+1, res.GetTool().GetName(), res.GetScore())
+		if e.oneLine != "" {
+			fmt.Fprintf(b, ": %s", e.oneLine)
 		}
 		b.WriteByte('\n')
 		if withSchemas {
-			fmt.Fprintf(b, "   Schema: %s\n", schemaJSON(t.GetInputSchema()))
-		} else if p := paramSummary(t.GetInputSchema()); p != "" {
-			fmt.Fprintf(b, "   Params: %s\n", p)
+			fmt.Fprintf(b, "   Schema: %s\n", e.schemaJSON)
+		} else if e.params != "" {
+			fmt.Fprintf(b, "   Params: %s\n", e.params)
 		}
 	}
 }

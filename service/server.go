@@ -69,6 +69,10 @@ type entry struct {
 	tool   *tooldexv1.Tool // as registered, with loading set; never mutated
 	schema *jsonschema.Schema
 	fast   *fastCheck // nil unless the schema is simple
+	// The tool's model-facing text, rendered once at registration rather
+	// than on every search: its description's first line, its parameter
+	// summary and its schema as JSON.
+	oneLine, params, schemaJSON string
 	// hosts are the host sessions serving the tool. A tool a host
 	// registered (source origin HOST) leaves the catalog with its last
 	// host; one a frontend or catalog registered stays.
@@ -236,7 +240,10 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 		}
 	}
 	c.Loading = s.policy.loading(c)
-	e := &entry{tool: c, schema: sch}
+	e := &entry{
+		tool: c, schema: sch,
+		oneLine: oneLine(c.GetDescription()), params: paramSummary(c.GetInputSchema()), schemaJSON: schemaJSON(c.GetInputSchema()),
+	}
 	if sch != nil {
 		e.fast = newFastCheck(c.GetInputSchema().AsMap())
 	}
@@ -348,14 +355,15 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 		return nil, s.toStatus(err)
 	}
 	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
+	results, entries := s.results(res.Hits)
 	resp := &tooldexv1.SearchResponse{
-		Results:            s.results(res.Hits),
+		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
 		Mode:               queryMode(res.Kind),
 		AlreadyLoaded:      res.AlreadyLoaded,
 		NotFound:           res.NotFound,
 	}
-	resp.Text = renderSearch(req.GetQuery(), resp)
+	resp.Text = renderSearch(req.GetQuery(), resp, entries)
 	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
 		return nil, s.toStatus(err)
 	}
@@ -373,11 +381,12 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 		return nil, s.toStatus(err)
 	}
 	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
+	results, entries := s.results(res.Hits)
 	resp := &tooldexv1.DiscoverResponse{
-		Results:            s.results(res.Hits),
+		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
 	}
-	resp.Text = renderDiscover(req.GetQuery(), resp)
+	resp.Text = renderDiscover(req.GetQuery(), resp, entries)
 	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
 		return nil, s.toStatus(err)
 	}
@@ -404,15 +413,17 @@ func maxResults(n int32) (int, error) {
 
 // results attaches the registered definitions to hits. A tool removed
 // between ranking and lookup is dropped.
-func (s *Server) results(hits []index.Hit) []*tooldexv1.SearchResult {
+func (s *Server) results(hits []index.Hit) ([]*tooldexv1.SearchResult, []*entry) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]*tooldexv1.SearchResult, 0, len(hits))
+	entries := make([]*entry, 0, len(hits))
 	for _, h := range hits {
 		e := s.tools[h.Name]
 		if e == nil {
 			continue
 		}
+		entries = append(entries, e)
 		out = append(out, &tooldexv1.SearchResult{
 			Tool:          e.tool,
 			Score:         h.Score,
@@ -422,7 +433,7 @@ func (s *Server) results(hits []index.Hit) []*tooldexv1.SearchResult {
 			Match:         matchKind(h.Match),
 		})
 	}
-	return out
+	return out, entries
 }
 
 func queryMode(k index.QueryKind) tooldexv1.QueryMode {
