@@ -3,8 +3,8 @@ package service
 import (
 	"testing"
 
-	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/demo"
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
