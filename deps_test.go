@@ -2,6 +2,7 @@ package tooldex_test
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -86,5 +87,32 @@ func TestDependencies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoBleve keeps bleve, which bench/bleve (a separate module) compares
+// the index with, out of the main module: not required in go.mod or go.sum,
+// and no package of the module or its tests imports it. The nested module's
+// go.mod also keeps go test ./... and go vet ./... out of bench/bleve.
+func TestNoBleve(t *testing.T) {
+	const bleve = "github.com/blevesearch/bleve" // also bleve/v2, bleve_index_api; not blevesearch/segment
+	for _, f := range []string{"go.mod", "go.sum"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, bleve) {
+				t.Errorf("%s:%d: %s; bleve belongs only in bench/bleve/go.mod", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+	for _, pkg := range runGoList(t, "-deps", "-test", "./...") {
+		if strings.HasPrefix(pkg, bleve) {
+			t.Errorf("the main module's build depends on %s", pkg)
+		}
+		if strings.HasPrefix(pkg, "github.com/tooldex/tooldex/bench/bleve") {
+			t.Errorf("go list ./... descends into the nested module: %s", pkg)
+		}
 	}
 }
