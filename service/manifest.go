@@ -44,9 +44,9 @@ func (s *Server) getManifest(req *tooldexv1.GetManifestRequest) (*tooldexv1.GetM
 		}
 		switch e.tool.GetLoading() {
 		case tooldexv1.Loading_LOADING_CORE:
-			core = append(core, e.tool)
+			core = append(core, e.full())
 		case tooldexv1.Loading_LOADING_DEFERRED:
-			deferred = append(deferred, e.tool)
+			deferred = append(deferred, e.full())
 		}
 	}
 	s.mu.RUnlock()

@@ -62,7 +62,9 @@ func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entr
 }
 
 // renderResults lists results; entries[i] holds the rendering of
-// results[i]'s tool, prepared at registration.
+// results[i]'s tool, prepared at registration. Schemas (select: and
+// Discover) are rendered from the stored wire bytes when asked for: the
+// catalog does not keep a JSON copy of every schema.
 func renderResults(b *strings.Builder, results []*tooldexv1.SearchResult, entries []*entry, withSchemas bool) {
 	for i, res := range results {
 		e := entries[i]
@@ -72,7 +74,7 @@ func renderResults(b *strings.Builder, results []*tooldexv1.SearchResult, entrie
 		}
 		b.WriteByte('\n')
 		if withSchemas {
-			fmt.Fprintf(b, "   Schema: %s\n", e.schemaJSON)
+			fmt.Fprintf(b, "   Schema: %s\n", schemaJSON(inputSchema(e.tool)))
 		} else if e.params != "" {
 			fmt.Fprintf(b, "   Params: %s\n", e.params)
 		}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 
@@ -62,26 +61,6 @@ type Server struct {
 	// mu guards tools and orders catalog changes with index updates.
 	mu    sync.RWMutex
 	tools map[string]*entry
-}
-
-// entry is one registered tool.
-type entry struct {
-	tool   *tooldexv1.Tool // as registered, with loading set; never mutated
-	schema *jsonschema.Schema
-	fast   *fastCheck // nil unless the schema is simple
-	// The tool's model-facing text, rendered once at registration rather
-	// than on every search: its description's first line, its parameter
-	// summary and its schema as JSON.
-	oneLine, params, schemaJSON string
-	// hosts are the host sessions serving the tool. A tool a host
-	// registered (source origin HOST) leaves the catalog with its last
-	// host; one a frontend or catalog registered stays.
-	hosts map[string]bool
-}
-
-// hostOwned reports whether the tool came from a tool host.
-func (e *entry) hostOwned() bool {
-	return e.tool.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST
 }
 
 var _ tooldexv1.DiscoveryServiceServer = (*Server)(nil)
@@ -225,8 +204,10 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 	return resp, nil
 }
 
-// newEntry validates a tool and prepares its catalog entry: a copy with its
-// source and loading set, and its compiled schema. Violations go to ve.
+// newEntry validates a tool and prepares its catalog entry: a light copy
+// (see catalog.go) with its source and loading set. The schema is compiled
+// to check it, and compiled again only when Execute needs the library.
+// Violations go to ve.
 func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, origin tooldexv1.Origin, id string) *entry {
 	sch := validateTool(ve, field, t)
 	c := proto.CloneOf(t)
@@ -240,11 +221,14 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 		}
 	}
 	c.Loading = s.policy.loading(c)
+	doc := docOf(c)
+	light := lightTool(c)
 	e := &entry{
-		tool: c, schema: sch,
-		oneLine: oneLine(c.GetDescription()), params: paramSummary(c.GetInputSchema()), schemaJSON: schemaJSON(c.GetInputSchema()),
+		tool: light, doc: &doc,
+		oneLine: oneLine(light.GetDescription()), params: paramSummary(c.GetInputSchema()),
 	}
 	if sch != nil {
+		e.schema = &lazySchema{tool: light}
 		e.fast = newFastCheck(c.GetInputSchema().AsMap())
 	}
 	return e
@@ -254,11 +238,17 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 func (s *Server) put(e *entry) {
 	name := e.tool.GetName()
 	s.tools[name] = e
+	doc := e.doc
+	e.doc = nil
 	if e.tool.GetLoading() == tooldexv1.Loading_LOADING_EXCLUDED {
 		s.ix.Remove(name)
 		return
 	}
-	s.ix.Upsert(docOf(e.tool))
+	if doc == nil {
+		d := docOf(e.full())
+		doc = &d
+	}
+	s.ix.Upsert(*doc)
 }
 
 // drop removes a tool from the catalog and the index. The caller holds s.mu.
@@ -274,22 +264,6 @@ func sameDefinition(a, b *tooldexv1.Tool) bool {
 	a.Source, b.Source = nil, nil
 	a.Loading, b.Loading = 0, 0
 	return proto.Equal(a, b)
-}
-
-// docOf converts a tool to what the index needs.
-func docOf(t *tooldexv1.Tool) index.Doc {
-	var params string
-	if sch := t.GetInputSchema(); sch != nil {
-		params = index.ParamText(sch.AsMap())
-	}
-	return index.Doc{
-		Name:        t.GetName(),
-		Aliases:     t.GetAliases(),
-		Description: t.GetDescription(),
-		SearchHint:  t.GetSearchHint(),
-		Params:      params,
-		Core:        t.GetLoading() == tooldexv1.Loading_LOADING_CORE,
-	}
 }
 
 // UnregisterTools removes tools by name.
@@ -328,6 +302,16 @@ func (s *Server) UnregisterTools(ctx context.Context, req *tooldexv1.UnregisterT
 
 // ListTools lists registered tools sorted by name.
 func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest) (*tooldexv1.ListToolsResponse, error) {
+	resp := s.listTools(req)
+	for i, t := range resp.Tools {
+		resp.Tools[i] = fullTool(t)
+	}
+	return resp, nil
+}
+
+// listTools is ListTools with light tools (see catalog.go): what the gRPC
+// handler sends.
+func (s *Server) listTools(req *tooldexv1.ListToolsRequest) *tooldexv1.ListToolsResponse {
 	s.mu.RLock()
 	var tools []*tooldexv1.Tool
 	for name, e := range s.tools {
@@ -341,11 +325,22 @@ func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest)
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(tools, func(a, b *tooldexv1.Tool) int { return strings.Compare(a.GetName(), b.GetName()) })
-	return &tooldexv1.ListToolsResponse{Tools: tools}, nil
+	return &tooldexv1.ListToolsResponse{Tools: tools}
 }
 
 // Search runs a ToolSearch query.
 func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
+	resp, err := s.search(req)
+	if err != nil {
+		return nil, err
+	}
+	fullResults(resp.Results)
+	return resp, nil
+}
+
+// search is Search with light tools (see catalog.go): what the gRPC handler
+// sends. Errors are gRPC statuses.
+func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
 	max, err := maxResults(req.GetMaxResults())
 	if err != nil {
 		return nil, s.toStatus(err)
@@ -355,7 +350,7 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 		return nil, s.toStatus(err)
 	}
 	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
-	results, entries := s.results(res.Hits)
+	results, entries := s.lightResults(res.Hits)
 	resp := &tooldexv1.SearchResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -372,6 +367,17 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 
 // Discover ranks deferred tools for a task by TF-IDF alone.
 func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
+	resp, err := s.discover(req)
+	if err != nil {
+		return nil, err
+	}
+	fullResults(resp.Results)
+	return resp, nil
+}
+
+// discover is Discover with light tools (see catalog.go): what the gRPC
+// handler sends. Errors are gRPC statuses.
+func (s *Server) discover(req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
 	max, err := maxResults(req.GetMaxResults())
 	if err != nil {
 		return nil, s.toStatus(err)
@@ -381,7 +387,7 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 		return nil, s.toStatus(err)
 	}
 	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
-	results, entries := s.results(res.Hits)
+	results, entries := s.lightResults(res.Hits)
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -411,27 +417,45 @@ func maxResults(n int32) (int, error) {
 	return int(n), nil
 }
 
-// results attaches the registered definitions to hits. A tool removed
-// between ranking and lookup is dropped.
+// results attaches the registered definitions, as full tools, to hits. A
+// tool removed between ranking and lookup is dropped.
 func (s *Server) results(hits []index.Hit) ([]*tooldexv1.SearchResult, []*entry) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	out, entries := s.lightResults(hits)
+	fullResults(out)
+	return out, entries
+}
+
+// fullResults replaces light tools by full ones, for in-process callers.
+func fullResults(results []*tooldexv1.SearchResult) {
+	for _, r := range results {
+		r.Tool = fullTool(r.Tool)
+	}
+}
+
+// lightResults attaches the registered definitions, as light tools (see
+// catalog.go), to hits. A tool removed between ranking and lookup is
+// dropped.
+func (s *Server) lightResults(hits []index.Hit) ([]*tooldexv1.SearchResult, []*entry) {
 	out := make([]*tooldexv1.SearchResult, 0, len(hits))
 	entries := make([]*entry, 0, len(hits))
-	for _, h := range hits {
+	// One allocation for the results rather than one each.
+	vals := make([]tooldexv1.SearchResult, len(hits))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i, h := range hits {
 		e := s.tools[h.Name]
 		if e == nil {
 			continue
 		}
 		entries = append(entries, e)
-		out = append(out, &tooldexv1.SearchResult{
-			Tool:          e.tool,
-			Score:         h.Score,
-			KeywordScore:  h.Keyword,
-			TfidfScore:    h.TFIDF,
-			KeywordPoints: int32(h.Points),
-			Match:         matchKind(h.Match),
-		})
+		r := &vals[i]
+		r.Tool = e.tool
+		r.Score = h.Score
+		r.KeywordScore = h.Keyword
+		r.TfidfScore = h.TFIDF
+		r.KeywordPoints = int32(h.Points)
+		r.Match = matchKind(h.Match)
+		out = append(out, r)
 	}
 	return out, entries
 }

@@ -43,7 +43,7 @@ func newTestEnvConfig(t *testing.T, cfg Config) tooldexv1.DiscoveryServiceClient
 	t.Cleanup(func() { lis.Close() })
 
 	srv := grpc.NewServer(grpc.UnaryInterceptor(UnaryInterceptor(zaptest.NewLogger(t))))
-	tooldexv1.RegisterDiscoveryServiceServer(srv, New(cfg))
+	RegisterDiscoveryService(srv, New(cfg))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	t.Cleanup(func() {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,7 @@ type config struct {
 	filesDir     string
 	permissions  string
 	metricsAddr  string
+	pprofAddr    string
 	maxExecute   time.Duration
 	heartbeat    time.Duration
 }
@@ -76,6 +78,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.filesDir, "files-dir", "", "directory the demo host's read_file and list_files tools may read (empty: those tools are off)")
 	fs.StringVar(&c.permissions, "permissions", "", "permission rules file (JSON: allow / deny / ask by tool-name pattern)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address at /metrics (empty: off)")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve Go profiles (net/http/pprof) on this address at /debug/pprof/ (empty: off; never expose it)")
 	fs.DurationVar(&c.maxExecute, "max-execute-timeout", 60*time.Second, "longest an Execute call may run, whatever the caller's deadline")
 	fs.DurationVar(&c.heartbeat, "heartbeat", 5*time.Second, "host heartbeat interval; a host silent for three intervals is declared dead")
 	fs.IntVar(&c.shards, "shards", 0, "index shards (0: GOMAXPROCS)")
@@ -204,7 +207,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	)
-	tooldexv1.RegisterDiscoveryServiceServer(gs, svc)
+	service.RegisterDiscoveryService(gs, svc)
 	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
@@ -232,6 +235,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		wg.Go(func() { _ = metricsSrv.Serve(mlis) })
 		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
+	}
+	var pprofSrv *http.Server
+	if c.pprofAddr != "" {
+		plis, err := net.Listen("tcp", c.pprofAddr)
+		if err != nil {
+			gs.Stop()
+			stopReg()
+			wg.Wait()
+			return fmt.Errorf("pprof listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		pprofSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		wg.Go(func() { _ = pprofSrv.Serve(plis) })
+		log.Info("pprof", zap.String("addr", plis.Addr().String()))
 	}
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	defer stopHost()
@@ -289,10 +311,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	// 7. The registry's liveness loop and the metrics server stop last.
 	stopReg()
-	if metricsSrv != nil {
-		shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = metricsSrv.Shutdown(shutCtx)
-		cancel()
+	for _, srv := range []*http.Server{metricsSrv, pprofSrv} {
+		if srv != nil {
+			shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = srv.Shutdown(shutCtx)
+			cancel()
+		}
 	}
 	wg.Wait()
 	log.Info("stopped")

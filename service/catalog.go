@@ -1,0 +1,165 @@
+package service
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/index"
+)
+
+// How the catalog holds a tool.
+//
+// A google.protobuf.Struct tree costs several times the schema's JSON on the
+// heap, and marshalling it again for every search result was most of a
+// Search call's CPU. So an entry keeps its tool "light": every field as
+// registered except input_schema, which is kept as the field's protobuf
+// wire bytes (tag, length, the schema Struct marshalled deterministically)
+// in the message's unknown fields. Marshalling a light tool writes those
+// bytes back verbatim, so what goes on the wire decodes to exactly the
+// registered tool (input_schema then follows loading in the byte order,
+// which protobuf decoders accept: fields may come in any order). proto.Equal
+// compares unknown fields byte for byte, so two light tools are equal when
+// their registered definitions are (the Struct's map keys are sorted by the
+// deterministic marshal).
+//
+// In-process callers of the RPC methods get full tools (full); the gRPC
+// handlers registered by RegisterDiscoveryService send light tools as they
+// are.
+
+// entry is one registered tool.
+type entry struct {
+	tool   *tooldexv1.Tool // light (see above), with source and loading set; never mutated
+	schema *lazySchema     // nil when the tool has no input schema
+	fast   *fastCheck      // nil unless the schema is simple
+	// The tool's model-facing text, rendered once at registration rather
+	// than on every search: its description's first line and its
+	// parameter summary.
+	oneLine, params string
+	// doc is what the index needs, kept from registration until put.
+	doc *index.Doc
+	// hosts are the host sessions serving the tool. A tool a host
+	// registered (source origin HOST) leaves the catalog with its last
+	// host; one a frontend or catalog registered stays.
+	hosts map[string]bool
+}
+
+// hostOwned reports whether the tool came from a tool host.
+func (e *entry) hostOwned() bool {
+	return e.tool.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST
+}
+
+// lightTool returns t without its input schema struct: the schema goes to
+// the unknown fields as wire bytes. t is not modified.
+func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
+	l := proto.CloneOf(t)
+	l.InputSchema = nil
+	var raw []byte
+	if s := t.GetInputSchema(); s != nil {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+		if err != nil {
+			panic(fmt.Sprintf("tooldex: marshal input schema of %q: %v", t.GetName(), err)) // a Struct always marshals
+		}
+		raw = protowire.AppendTag(make([]byte, 0, len(b)+8), 4, protowire.BytesType)
+		raw = protowire.AppendBytes(raw, b)
+	}
+	l.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
+	return l
+}
+
+// full returns the tool as registered, with its input schema as a Struct.
+// The caller owns the result.
+func (e *entry) full() *tooldexv1.Tool {
+	return fullTool(e.tool)
+}
+
+func fullTool(light *tooldexv1.Tool) *tooldexv1.Tool {
+	b, err := proto.Marshal(light)
+	if err == nil {
+		t := &tooldexv1.Tool{}
+		if err = proto.Unmarshal(b, t); err == nil {
+			return t
+		}
+	}
+	panic(fmt.Sprintf("tooldex: decode stored tool %q: %v", light.GetName(), err)) // it was encoded here
+}
+
+// inputSchema decodes a light tool's input schema; nil when it has none.
+func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
+	raw := light.ProtoReflect().GetUnknown()
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			break
+		}
+		raw = raw[n:]
+		if num == 4 && typ == protowire.BytesType {
+			b, m := protowire.ConsumeBytes(raw)
+			if m < 0 {
+				break
+			}
+			s := &structpb.Struct{}
+			if err := proto.Unmarshal(b, s); err != nil {
+				break
+			}
+			return s
+		}
+		m := protowire.ConsumeFieldValue(num, typ, raw)
+		if m < 0 {
+			break
+		}
+		raw = raw[m:]
+	}
+	return nil
+}
+
+// lazySchema is a tool's input schema, compiled on first use. Registration
+// compiles every schema once to reject invalid ones, then drops the result:
+// a compiled validator costs many times the schema's size, and Execute only
+// needs it for schemas the fast path (fastcheck.go) does not handle or for
+// parameters the fast path does not accept.
+type lazySchema struct {
+	tool *tooldexv1.Tool // light
+	once sync.Once
+	sch  *jsonschema.Schema
+	err  error
+}
+
+// Validate validates instance against the schema, compiling it first if
+// this is its first use.
+func (l *lazySchema) Validate(instance any) error {
+	l.once.Do(func() {
+		s := inputSchema(l.tool)
+		if s == nil {
+			l.err = fmt.Errorf("tool %q: stored input schema is missing", l.tool.GetName())
+			return
+		}
+		l.sch, l.err = compileSchema(s.AsMap())
+	})
+	if l.err != nil {
+		return l.err
+	}
+	return l.sch.Validate(instance)
+}
+
+// docOf converts a full tool to what the index needs.
+func docOf(t *tooldexv1.Tool) index.Doc {
+	var params string
+	if sch := t.GetInputSchema(); sch != nil {
+		params = index.ParamText(sch.AsMap())
+	}
+	return index.Doc{
+		Name:        t.GetName(),
+		Aliases:     t.GetAliases(),
+		Description: t.GetDescription(),
+		SearchHint:  t.GetSearchHint(),
+		Params:      params,
+		Core:        t.GetLoading() == tooldexv1.Loading_LOADING_CORE,
+	}
+}
