@@ -13,15 +13,23 @@
 //     an inverted list). The keyword score of a tool is the mean over the
 //     query terms the catalog knows of min(points, 16) / 16, a number in
 //     [0, 1] that does not depend on the other results.
-//   - TF-IDF with field weights (name 3.0, search hint 2.5, description 1.0,
-//     parameters Config.ParamWeight; per term the largest field value wins),
-//     idf = ln(N/df) over deferred tools, and cosine similarity. A tool whose
-//     whole name appears as words in the query gets at least 0.75; results
-//     under 0.10 are dropped.
+//   - A text scorer over four fields: name (split into words, weight
+//     3.0), search hint (2.5), description (1.0) and parameters
+//     (Config.ParamWeight). The default is BM25F: per field, a term's count
+//     is divided by 1 - b + b × (field length / the catalog's average
+//     length of that field), weighted and summed over the fields, then
+//     saturated as tf / (k1 + tf) and multiplied by BM25's idf; the text
+//     score is the square root of the sum's fraction of its ideal (every
+//     query term saturated), a number in [0, 1]. ScorerCosine is the
+//     spec's TF-IDF: per field count/max(count) × weight, the largest field
+//     value per term, idf = ln(N/df), cosine similarity, and a floor of
+//     0.75 for a tool whose whole multi-word name appears in the query.
+//     Results under Config.MinTFIDF (0.10) are dropped.
 //
-// The hybrid score is KeywordWeight × keyword + TFIDFWeight × TF-IDF (0.4 and
-// 0.6 by default). Ties are broken by name, so a ranking never depends on the
-// order tools were registered in.
+// The hybrid score is KeywordWeight × keyword + TFIDFWeight × text (0.2 and
+// 0.8 for BM25F, the spec's 0.4 and 0.6 for cosine). Ties are broken by
+// name, so a ranking never depends on the order tools were registered in.
+// docs/BENCHMARKS.md compares both configurations.
 //
 // Documents are spread over shards by a hash of the name and each shard
 // scores its documents in parallel. Document frequencies and the

@@ -152,8 +152,12 @@ func mutate(r *rand.Rand, ix *Index, n int) map[string]Doc {
 	return live
 }
 
-func freshIndex(r *rand.Rand, live map[string]Doc) *Index {
-	fresh := New(Config{Shards: 1})
+func freshIndex(r *rand.Rand, live map[string]Doc, scorer ...Scorer) *Index {
+	cfg := Config{Shards: 1}
+	if len(scorer) > 0 {
+		cfg.Scorer = scorer[0]
+	}
+	fresh := New(cfg)
 	docs := slices.Collect(maps.Values(live))
 	slices.SortFunc(docs, func(a, b Doc) int { return strings.Compare(a.Name, b.Name) })
 	r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
@@ -193,14 +197,16 @@ func TestInvariantMutatedEqualsFresh(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	for _, shards := range []int{1, 2, 3, 7} {
-		for seed := range uint64(seeds) {
-			r := rand.New(rand.NewPCG(seed, uint64(shards)))
-			ix := New(Config{Shards: shards})
-			live := mutate(r, ix, 300+r.IntN(300))
-			checkSameAsFresh(t, fmt.Sprintf("shards=%d seed=%d", shards, seed), ix, freshIndex(r, live), live)
-			if t.Failed() {
-				return
+	for _, scorer := range []Scorer{ScorerBM25F, ScorerCosine} {
+		for _, shards := range []int{1, 2, 3, 7} {
+			for seed := range uint64(seeds) {
+				r := rand.New(rand.NewPCG(seed, uint64(shards)))
+				ix := New(Config{Shards: shards, Scorer: scorer})
+				live := mutate(r, ix, 300+r.IntN(300))
+				checkSameAsFresh(t, fmt.Sprintf("%v shards=%d seed=%d", scorer, shards, seed), ix, freshIndex(r, live, scorer), live)
+				if t.Failed() {
+					return
+				}
 			}
 		}
 	}

@@ -208,8 +208,11 @@ type plan struct {
 	minTF    float64
 	boostMin float64
 
+	scorer   Scorer
+	k1       float64
 	tf       []qterm
-	qnorm    float64
+	qnorm    float64 // cosine: query vector length
+	ideal    float64 // BM25F: the score of a document saturating every term
 	cjkTerms int
 
 	kw      []kwTerm
@@ -249,6 +252,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 	p := &plan{
 		mode: mode, wk: ix.cfg.KeywordWeight, wt: ix.cfg.TFIDFWeight,
 		minTF: ix.cfg.MinTFIDF, boostMin: ix.cfg.NameBoost, n: n,
+		scorer: ix.cfg.Scorer, k1: ix.cfg.K1,
 	}
 	switch mode {
 	case ModeKeyword:
@@ -282,9 +286,18 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			if !ok {
 				continue
 			}
-			idf := math.Log(N / float64(ix.tf.df[id]))
-			w := float64(counts[t]) / float64(most) * idf
-			p.qnorm += w * w
+			df := float64(ix.tf.df[id])
+			var idf, w float64
+			if p.scorer == ScorerCosine {
+				idf = math.Log(N / df)
+				w = float64(counts[t]) / float64(most) * idf
+				p.qnorm += w * w
+			} else {
+				// BM25's idf, positive even for a term every tool has.
+				idf = math.Log(1 + (N-df+0.5)/(df+0.5))
+				w = float64(counts[t])
+				p.ideal += w * idf
+			}
 			cjk := isCJKTerm(t)
 			if cjk {
 				p.cjkTerms++
@@ -478,7 +491,8 @@ func compareHits(a, b Hit) int {
 
 // scratch holds one shard search's accumulators, indexed by slot.
 type scratch struct {
-	acc     []float64 // TF-IDF dot product
+	acc     []float64 // text score: cosine dot product or BM25F sum
+	fac     [][nFields]float32
 	kwsum   []float64 // Σ min(points, 16)/16 over terms
 	pts     []int32
 	req     []uint64
@@ -495,6 +509,7 @@ const (
 	flagTouched uint8 = 1 << iota
 	flagASCII
 	flagBoost
+	flagFac // s.fac holds the slot's field factors
 )
 
 // keywordFull is the number of points that counts as a full match of one
@@ -507,7 +522,7 @@ func (sh *shard) getScratch() *scratch {
 	if s == nil || len(s.acc) < n {
 		c := n + n/4 + 16
 		s = &scratch{
-			acc: make([]float64, c), kwsum: make([]float64, c), pts: make([]int32, c),
+			acc: make([]float64, c), fac: make([][nFields]float32, c), kwsum: make([]float64, c), pts: make([]int32, c),
 			req: make([]uint64, c), cjk: make([]uint16, c), flags: make([]uint8, c),
 			term: make([]uint8, c), and: make([]uint8, c), tmp: make([]uint8, c),
 		}
@@ -533,18 +548,32 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			s.touched = append(s.touched, int32(slot))
 		}
 	}
-	// TF-IDF dot products, summed in query-term order.
+	// Text scores, summed in query-term order.
+	bm25 := p.scorer == ScorerBM25F
 	for _, q := range p.tf {
 		if int(q.id) >= len(sh.tf) {
 			continue
 		}
+		qw := q.w * q.idf
 		for _, post := range sh.tf[q.id] {
-			touch(post.slot)
-			s.acc[post.slot] += q.w * float64(post.w) * q.idf
-			if q.cjk {
-				s.cjk[post.slot]++
+			slot := post.slot
+			touch(slot)
+			if s.flags[slot]&flagFac == 0 {
+				s.flags[slot] |= flagFac
+				s.fac[slot] = ix.factors(sh, int32(slot))
+			}
+			f := &s.fac[slot]
+			if bm25 {
+				x := float64(post.tf[fName])*float64(f[fName]) + float64(post.tf[fHint])*float64(f[fHint]) +
+					float64(post.tf[fDesc])*float64(f[fDesc]) + float64(post.tf[fParams])*float64(f[fParams])
+				s.acc[slot] += qw * x / (p.k1 + x)
 			} else {
-				s.flags[post.slot] |= flagASCII
+				s.acc[slot] += qw * cosWeight(post.tf, f)
+			}
+			if q.cjk {
+				s.cjk[slot]++
+			} else {
+				s.flags[slot] |= flagASCII
 			}
 		}
 	}
@@ -595,9 +624,17 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			continue
 		}
 		var cos float64
-		if s.acc[slot] > 0 && p.qnorm > 0 {
-			if dn := ix.norm(sh, slot); dn > 0 {
-				cos = s.acc[slot] / (p.qnorm * dn)
+		if s.acc[slot] > 0 {
+			switch {
+			case bm25 && p.ideal > 0:
+				// The fraction of the ideal score, square-rooted
+				// to spread the low range where long queries
+				// land.
+				cos = math.Sqrt(min(s.acc[slot]/p.ideal, 1))
+			case !bm25 && p.qnorm > 0:
+				if dn := ix.norm(sh, slot); dn > 0 {
+					cos = s.acc[slot] / (p.qnorm * dn)
+				}
 			}
 			if p.cjkTerms > 0 && s.flags[slot]&flagASCII == 0 && int(s.cjk[slot]) < min(2, p.cjkTerms) {
 				cos = 0
@@ -689,24 +726,80 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	}
 }
 
-// norm returns the TF-IDF vector length of the document in slot under the
-// current statistics, computed at most once per index epoch. Concurrent
-// searches may compute it twice; they store the same value. The length is
-// stored before its epoch, so a reader that sees the epoch sees the length.
-func (ix *Index) norm(sh *shard, slot int32) float64 {
+// factors returns the per-field factors of the document in slot under the
+// current statistics, computed at most once per index epoch: for BM25F
+// weight / (1 - b + b × length / average length), for cosine weight /
+// max(count). With cosine the document's vector length is cached beside
+// them. Concurrent searches may compute them twice; they store the same
+// values. The values are stored before their epoch, so a reader that sees
+// the epoch sees them.
+func (ix *Index) factors(sh *shard, slot int32) [nFields]float32 {
 	if atomic.LoadUint64(&sh.normEp[slot]) == ix.epoch {
-		return math.Float64frombits(atomic.LoadUint64(&sh.norm[slot]))
+		return unpackFac(atomic.LoadUint64(&sh.fac[slot][0]), atomic.LoadUint64(&sh.fac[slot][1]))
 	}
+	d := sh.docs[slot]
+	weights := [nFields]float64{ix.cfg.NameWeight, ix.cfg.HintWeight, ix.cfg.DescWeight, ix.cfg.ParamWeight}
+	var f [nFields]float32
 	N := float64(ix.nDeferred)
-	var sum float64
-	for _, t := range sh.docs[slot].terms {
-		w := float64(t.w) * math.Log(N/float64(ix.tf.df[t.id]))
-		sum += w * w
+	for i, w := range weights {
+		switch {
+		case w <= 0:
+		case ix.cfg.Scorer == ScorerCosine:
+			if d.fmax[i] > 0 {
+				f[i] = float32(w / float64(d.fmax[i]))
+			}
+		default:
+			norm := 1.0
+			if b := ix.cfg.B; b > 0 && ix.flen[i] > 0 {
+				avg := float64(ix.flen[i]) / N
+				norm = 1 - b + b*float64(d.flen[i])/avg
+			}
+			f[i] = float32(w / norm)
+		}
 	}
-	n := math.Sqrt(sum)
+	var n float64
+	if ix.cfg.Scorer == ScorerCosine {
+		for _, t := range d.terms {
+			w := cosWeight(t.tf, &f) * math.Log(N/float64(ix.tf.df[t.id]))
+			n += w * w
+		}
+		n = math.Sqrt(n)
+	}
+	a, b := packFac(f)
+	atomic.StoreUint64(&sh.fac[slot][0], a)
+	atomic.StoreUint64(&sh.fac[slot][1], b)
 	atomic.StoreUint64(&sh.norm[slot], math.Float64bits(n))
 	atomic.StoreUint64(&sh.normEp[slot], ix.epoch)
-	return n
+	return f
+}
+
+// norm returns the cosine vector length of the document in slot (see
+// factors).
+func (ix *Index) norm(sh *shard, slot int32) float64 {
+	ix.factors(sh, slot)
+	return math.Float64frombits(atomic.LoadUint64(&sh.norm[slot]))
+}
+
+// cosWeight is a term's weight for the spec's cosine: the largest of
+// count / max(count) × field weight over the fields.
+func cosWeight(tf tfs, f *[nFields]float32) float64 {
+	var w float32
+	for i, c := range tf {
+		w = max(w, float32(c)*f[i])
+	}
+	return float64(w)
+}
+
+func packFac(f [nFields]float32) (uint64, uint64) {
+	return uint64(math.Float32bits(f[0])) | uint64(math.Float32bits(f[1]))<<32,
+		uint64(math.Float32bits(f[2])) | uint64(math.Float32bits(f[3]))<<32
+}
+
+func unpackFac(a, b uint64) [nFields]float32 {
+	return [nFields]float32{
+		math.Float32frombits(uint32(a)), math.Float32frombits(uint32(a >> 32)),
+		math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b >> 32)),
+	}
 }
 
 // insertTop keeps top sorted best first and at most n long.

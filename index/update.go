@@ -155,8 +155,10 @@ func (ix *Index) add(d *doc) {
 			d.slot = int32(len(sh.docs))
 			sh.docs = append(sh.docs, d)
 			sh.normEp = append(sh.normEp, 0)
+			sh.fac = append(sh.fac, [2]uint64{})
 			sh.norm = append(sh.norm, 0)
 		}
+		ix.countLen(d, true)
 		for i, t := range d.pending.terms {
 			ix.addTerm(sh, d, i, t)
 		}
@@ -174,6 +176,7 @@ func (ix *Index) remove(d *doc) {
 		return
 	}
 	sh := ix.shards[d.shard]
+	ix.countLen(d, false)
 	for _, t := range d.terms {
 		ix.removeTerm(sh, t)
 	}
@@ -204,6 +207,8 @@ func (ix *Index) replace(old, d *doc) {
 		ix.addMeta(d)
 	}
 	sh := ix.shards[d.shard]
+	ix.countLen(old, false)
+	ix.countLen(d, true)
 	d.slot = old.slot
 	sh.docs[d.slot] = d
 	i := 0
@@ -215,7 +220,7 @@ func (ix *Index) replace(old, d *doc) {
 		if i < len(old.terms) && ix.tf.strs[old.terms[i].id] == t {
 			o := old.terms[i]
 			d.terms[j].id, d.terms[j].pos = o.id, o.pos
-			sh.tf[o.id][o.pos].w = d.terms[j].w
+			sh.tf[o.id][o.pos].tf = d.terms[j].tf
 			i++
 			continue
 		}
@@ -243,6 +248,17 @@ func (ix *Index) replace(old, d *doc) {
 		ix.removeWord(sh, old.kw[i])
 	}
 	d.pending = nil
+}
+
+// countLen adds d's field lengths to the totals, or takes them away.
+func (ix *Index) countLen(d *doc, add bool) {
+	for f, n := range d.flen {
+		if add {
+			ix.flen[f] += uint64(n)
+		} else {
+			ix.flen[f] -= uint64(n)
+		}
+	}
 }
 
 // addMeta registers a document's names, name phrases and name parts, and
@@ -306,7 +322,7 @@ func (ix *Index) addTerm(sh *shard, d *doc, i int, t string) {
 	}
 	d.terms[i].id = id
 	d.terms[i].pos = uint32(len(sh.tf[id]))
-	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), w: d.terms[i].w})
+	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), tf: d.terms[i].tf})
 }
 
 // removeTerm removes a TF-IDF posting and fixes the position of the

@@ -22,6 +22,9 @@ func cmdEval(e env, args []string) error {
 	pw := fs.Float64("param-weight", index.DefaultConfig().ParamWeight, "TF-IDF weight of parameter text")
 	boost := fs.Float64("name-boost", index.DefaultConfig().NameBoost, "TF-IDF floor for tools the query names (negative: off)")
 	groups := fs.Bool("groups", false, "also report server-level Recall@5 (group = server)")
+	scorer := fs.String("scorer", index.DefaultConfig().Scorer.String(), "text scorer: bm25f, or cosine (the spec's TF-IDF)")
+	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
+	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -32,7 +35,11 @@ func cmdEval(e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	ix := index.New(index.Config{KeywordWeight: *wk, TFIDFWeight: *wt, ParamWeight: *pw, NameBoost: *boost})
+	sc, err := index.ParseScorer(*scorer)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	ix := index.New(index.Config{Scorer: sc, KeywordWeight: *wk, TFIDFWeight: *wt, ParamWeight: *pw, NameBoost: *boost, K1: *k1, B: *b})
 	for _, t := range ds.Tools {
 		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
 	}

@@ -1,0 +1,109 @@
+package index
+
+import (
+	"testing"
+)
+
+func TestParseScorer(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Scorer
+		ok   bool
+	}{
+		{"bm25f", ScorerBM25F, true}, {"BM25", ScorerBM25F, true}, {"cosine", ScorerCosine, true},
+		{"tfidf", ScorerCosine, true}, {"", 0, false}, {"dense", 0, false},
+	} {
+		got, err := ParseScorer(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseScorer(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if tc.ok && got.String() != map[Scorer]string{ScorerBM25F: "bm25f", ScorerCosine: "cosine"}[tc.want] {
+			t.Errorf("%v.String() = %q", got, got.String())
+		}
+	}
+}
+
+func TestConfigDefaultsFollowScorer(t *testing.T) {
+	for _, tc := range []struct {
+		cfg        Config
+		wk, wt, nb float64
+	}{
+		{Config{}, DefaultKeywordWeight, DefaultTextWeight, -1},
+		{Config{Scorer: ScorerCosine}, 0.4, 0.6, 0.75},
+		{Config{Scorer: ScorerCosine, KeywordWeight: 0.5, TFIDFWeight: 0.5, NameBoost: -1}, 0.5, 0.5, -1},
+	} {
+		got := New(tc.cfg).Config()
+		if got.KeywordWeight != tc.wk || got.TFIDFWeight != tc.wt || got.NameBoost != tc.nb {
+			t.Errorf("New(%+v).Config() weights %v/%v boost %v, want %v/%v boost %v",
+				tc.cfg, got.KeywordWeight, got.TFIDFWeight, got.NameBoost, tc.wk, tc.wt, tc.nb)
+		}
+	}
+}
+
+// BM25F normalises each field by its length: one mention of a term in a
+// short description counts more than one in a long one, and a term
+// repeated many times saturates instead of growing without bound.
+func TestBM25FLengthAndSaturation(t *testing.T) {
+	filler := "It reads records, writes reports, keeps caches warm and answers status questions for operators. "
+	ix := New(Config{Shards: 2, Scorer: ScorerBM25F, KeywordWeight: 0, TFIDFWeight: 1})
+	ix.Upsert(Doc{Name: "short_tool", Description: "Convert currency amounts."})
+	ix.Upsert(Doc{Name: "long_tool", Description: "Convert currency amounts. " + filler + filler + filler})
+	ix.Upsert(Doc{Name: "spam_tool", Description: "currency currency currency currency currency currency currency currency currency currency"})
+	for i := range 20 {
+		ix.Upsert(Doc{Name: "other_" + string(rune('a'+i)), Description: "Send a message to a channel. " + filler})
+	}
+	res, err := ix.Search("convert currency", Options{Max: 10, Mode: ModeTFIDF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hitNames(res.Hits)
+	if len(got) != 3 || got[0] != "short_tool" {
+		t.Fatalf("convert currency: got %v, want short_tool first of three", got)
+	}
+	long, _ := findHit(res.Hits, "long_tool")
+	if long.TFIDF >= res.Hits[0].TFIDF {
+		t.Errorf("long_tool %v >= short_tool %v: the same words in a longer description must count less", long.TFIDF, res.Hits[0].TFIDF)
+	}
+	for _, h := range res.Hits {
+		if h.TFIDF <= 0 || h.TFIDF > 1 || h.Score != h.TFIDF {
+			t.Errorf("%s: text score %v, score %v: want in (0, 1] and equal in text mode", h.Name, h.TFIDF, h.Score)
+		}
+	}
+	spam, _ := findHit(res.Hits, "spam_tool")
+	short, _ := findHit(res.Hits, "short_tool")
+	if spam.TFIDF >= short.TFIDF {
+		t.Errorf("spam_tool %v >= short_tool %v: repeating one term must not beat matching both", spam.TFIDF, short.TFIDF)
+	}
+}
+
+// The spec's configuration stays reachable: cosine with the 0.75 floor for
+// a tool the query names.
+func TestSpecConfigNameBoost(t *testing.T) {
+	docs := []Doc{
+		{Name: "send_message", Description: "Deliver a note to a chat channel of the workspace, with threads and mentions."},
+		{Name: "read_inbox", Description: "List the newest messages and send receipts."},
+	}
+	for _, tc := range []struct {
+		cfg     Config
+		atLeast float64
+	}{
+		{SpecConfig(), 0.75},
+		{DefaultConfig(), 0},
+	} {
+		ix := New(tc.cfg)
+		for _, d := range docs {
+			ix.Upsert(d)
+		}
+		res, err := ix.Search("please send message now", Options{Mode: ModeTFIDF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := findHit(res.Hits, "send_message")
+		if !ok || res.Hits[0].Name != "send_message" {
+			t.Fatalf("%v: got %v, want send_message first", tc.cfg.Scorer, hitNames(res.Hits))
+		}
+		if h.TFIDF < tc.atLeast {
+			t.Errorf("%v: send_message text score %v, want at least %v", tc.cfg.Scorer, h.TFIDF, tc.atLeast)
+		}
+	}
+}
