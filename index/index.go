@@ -162,11 +162,11 @@ type Index struct {
 	boostFirst map[string]int32
 	boostLen   int
 
-	tf    vocab // TF-IDF terms of deferred documents
+	tf vocab // TF-IDF terms of deferred documents
 	// flen sums the field lengths (in terms) of deferred documents, for
 	// BM25F's average lengths; integers, so the sum never depends on
 	// the order of updates.
-	flen [nFields]uint64
+	flen  [nFields]uint64
 	kw    vocab // keyword words (name parts, hint and description words)
 	parts parts // name parts, for partial (substring) matches
 
@@ -190,7 +190,7 @@ type doc struct {
 	shard int
 	slot  int32
 
-	terms     []docTerm // TF-IDF terms, sorted by term text
+	terms     []docTerm       // TF-IDF terms, sorted by term text
 	flen      [nFields]uint32 // field lengths in terms
 	fmax      [nFields]uint8  // largest term count per field
 	kw        []docWord
@@ -254,7 +254,7 @@ type shard struct {
 	// read lock.
 	normEp []uint64
 	fac    [][2]uint64
-	norm   []uint64 // float64 bits
+	norm   []uint64   // float64 bits
 	tf     [][]tfPost // by term id
 	kw     [][]kwPost // by word id
 	pool   sync.Pool  // *scratch
