@@ -62,12 +62,15 @@ func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
 	l.InputSchema = nil
 	var raw []byte
 	if s := t.GetInputSchema(); s != nil {
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
-		if err != nil {
-			panic(fmt.Sprintf("tooldex: marshal input schema of %q: %v", t.GetName(), err)) // a Struct always marshals
+		opts := proto.MarshalOptions{Deterministic: true}
+		n := opts.Size(s)
+		raw = make([]byte, 0, protowire.SizeTag(4)+protowire.SizeBytes(n)) // exactly: it is kept
+		raw = protowire.AppendTag(raw, 4, protowire.BytesType)
+		raw = protowire.AppendVarint(raw, uint64(n))
+		var err error
+		if raw, err = opts.MarshalAppend(raw, s); err != nil || len(raw) != cap(raw) {
+			panic(fmt.Sprintf("tooldex: marshal input schema of %q: %v", t.GetName(), err)) // a Struct always marshals, to its size
 		}
-		raw = protowire.AppendTag(make([]byte, 0, len(b)+8), 4, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, b)
 	}
 	l.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
 	return l

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -24,15 +25,28 @@ func UnaryInterceptor(log *zap.Logger) grpc.UnaryServerInterceptor {
 			return resp, err
 		}
 		code := status.Code(err)
-		fields := []zap.Field{zap.String("method", info.FullMethod), zap.Stringer("code", code), zap.Duration("took", time.Since(start))}
+		level := zapcore.DebugLevel
 		switch code {
 		case codes.OK:
-			log.Debug("call", fields...)
 		case codes.Internal, codes.Unknown:
-			log.Error("call", append(fields, zap.Error(err))...)
+			level = zapcore.ErrorLevel
 		default:
-			log.Info("call", append(fields, zap.String("error", status.Convert(err).Message()))...)
+			level = zapcore.InfoLevel
 		}
+		// Check first: a successful call at the default level logs
+		// nothing and should allocate nothing for it.
+		ce := log.Check(level, "call")
+		if ce == nil {
+			return resp, err
+		}
+		fields := []zap.Field{zap.String("method", info.FullMethod), zap.Stringer("code", code), zap.Duration("took", time.Since(start))}
+		switch level {
+		case zapcore.ErrorLevel:
+			fields = append(fields, zap.Error(err))
+		case zapcore.InfoLevel:
+			fields = append(fields, zap.String("error", status.Convert(err).Message()))
+		}
+		ce.Write(fields...)
 		return resp, err
 	}
 }

@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -19,6 +21,21 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	executes *prometheus.CounterVec
 	execTime *prometheus.HistogramVec
+
+	// rpcSeries caches each method's and code's series (rpcKey ->
+	// *rpcSeries): WithLabelValues hashes the labels and takes a lock on
+	// every call.
+	rpcSeries sync.Map
+}
+
+type rpcKey struct {
+	method string
+	code   codes.Code
+}
+
+type rpcSeries struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
 }
 
 // NewMetrics creates the metrics and registers the Go runtime collectors.
@@ -100,6 +117,15 @@ func (m *Metrics) observe(method string, err error, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.rpcs.WithLabelValues(method, status.Code(err).String()).Inc()
-	m.latency.WithLabelValues(method).Observe(took.Seconds())
+	k := rpcKey{method, status.Code(err)}
+	v, ok := m.rpcSeries.Load(k)
+	if !ok {
+		v, _ = m.rpcSeries.LoadOrStore(k, &rpcSeries{
+			count:   m.rpcs.WithLabelValues(method, k.code.String()),
+			latency: m.latency.WithLabelValues(method),
+		})
+	}
+	series := v.(*rpcSeries)
+	series.count.Inc()
+	series.latency.Observe(took.Seconds())
 }

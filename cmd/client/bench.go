@@ -23,9 +23,15 @@ import (
 // prints latency percentiles and throughput, next to the same load of gRPC
 // health checks on the same server (the floor: the cost of a call that does
 // nothing).
+//
+// tooldex bench memory [--tools N] [--datasets DIR] measures what the
+// service holds per tool (see benchMemory).
 func cmdBench(ctx context.Context, e env, args []string) error {
+	if len(args) > 0 && args[0] == "memory" {
+		return benchMemory(ctx, e, args[1:])
+	}
 	if len(args) == 0 || args[0] != "search" {
-		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [QUERY...]")
+		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [QUERY...] | tooldex bench memory [--tools N] [--datasets DIR]")
 	}
 	var c common
 	fs := newFlags("bench search", e, &c)

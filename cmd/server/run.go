@@ -198,11 +198,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// Metrics interceptors only when metrics are on: each costs a call frame
+	// and a clock read per RPC.
+	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log)}
+	var stream []grpc.StreamServerInterceptor
+	if metrics != nil {
+		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
+		stream = append(stream, metrics.StreamInterceptor())
+	}
 	gs := grpc.NewServer(
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
-		grpc.ChainUnaryInterceptor(metrics.UnaryInterceptor(), service.UnaryInterceptor(log)),
-		grpc.ChainStreamInterceptor(metrics.StreamInterceptor()),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
