@@ -56,22 +56,25 @@ func (e *entry) hostOwned() bool {
 }
 
 // lightTool returns t without its input schema struct: the schema goes to
-// the unknown fields as wire bytes. t is not modified.
+// the unknown fields as wire bytes. t is not modified. A schema that cannot
+// be encoded (invalid UTF-8 in a string, which only an in-process caller
+// can send: gRPC refuses such messages) is kept as a Struct.
 func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
 	l := proto.CloneOf(t)
-	l.InputSchema = nil
-	var raw []byte
-	if s := t.GetInputSchema(); s != nil {
-		opts := proto.MarshalOptions{Deterministic: true}
-		n := opts.Size(s)
-		raw = make([]byte, 0, protowire.SizeTag(4)+protowire.SizeBytes(n)) // exactly: it is kept
-		raw = protowire.AppendTag(raw, 4, protowire.BytesType)
-		raw = protowire.AppendVarint(raw, uint64(n))
-		var err error
-		if raw, err = opts.MarshalAppend(raw, s); err != nil || len(raw) != cap(raw) {
-			panic(fmt.Sprintf("tooldex: marshal input schema of %q: %v", t.GetName(), err)) // a Struct always marshals, to its size
-		}
+	s := t.GetInputSchema()
+	if s == nil {
+		return l
 	}
+	opts := proto.MarshalOptions{Deterministic: true}
+	n := opts.Size(s)
+	raw := make([]byte, 0, protowire.SizeTag(4)+protowire.SizeBytes(n)) // exactly: it is kept
+	raw = protowire.AppendTag(raw, 4, protowire.BytesType)
+	raw = protowire.AppendVarint(raw, uint64(n))
+	raw, err := opts.MarshalAppend(raw, s)
+	if err != nil || len(raw) != cap(raw) {
+		return l
+	}
+	l.InputSchema = nil
 	l.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
 	return l
 }
@@ -83,18 +86,19 @@ func (e *entry) full() *tooldexv1.Tool {
 }
 
 func fullTool(light *tooldexv1.Tool) *tooldexv1.Tool {
-	b, err := proto.Marshal(light)
-	if err == nil {
-		t := &tooldexv1.Tool{}
-		if err = proto.Unmarshal(b, t); err == nil {
-			return t
-		}
+	t := proto.CloneOf(light)
+	if t.InputSchema == nil {
+		t.InputSchema = inputSchema(light)
 	}
-	panic(fmt.Sprintf("tooldex: decode stored tool %q: %v", light.GetName(), err)) // it was encoded here
+	t.ProtoReflect().SetUnknown(nil)
+	return t
 }
 
 // inputSchema decodes a light tool's input schema; nil when it has none.
 func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
+	if s := light.GetInputSchema(); s != nil {
+		return s // kept as a Struct (see lightTool)
+	}
 	raw := light.ProtoReflect().GetUnknown()
 	for len(raw) > 0 {
 		num, typ, n := protowire.ConsumeTag(raw)
@@ -109,7 +113,7 @@ func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
 			}
 			s := &structpb.Struct{}
 			if err := proto.Unmarshal(b, s); err != nil {
-				break
+				panic(fmt.Sprintf("tooldex: decode stored schema of %q: %v", light.GetName(), err)) // it was encoded here
 			}
 			return s
 		}

@@ -296,8 +296,10 @@ func FuzzLightTool(f *testing.F) {
 		}
 		tl := &tooldexv1.Tool{Name: "t", Description: desc, InputSchema: s, Loading: tooldexv1.Loading_LOADING_DEFERRED}
 		l := lightTool(tl)
-		if l.InputSchema != nil {
-			t.Fatal("light tool keeps its Struct")
+		if l.InputSchema != nil && proto.Size(s) > 0 {
+			if _, err := proto.Marshal(s); err == nil {
+				t.Fatal("light tool keeps an encodable Struct")
+			}
 		}
 		if got := fullTool(l); !proto.Equal(got, tl) {
 			t.Fatalf("full(light(t)) != t")
