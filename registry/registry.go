@@ -344,16 +344,19 @@ func (r *Registry) Drain(grace time.Duration) {
 // routing, waiting, cancellation and retries. Errors wrap ErrNoHost,
 // ErrOverloaded, ErrHostGone or ctx's error.
 func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
-	// A deadline no earlier than ctx's changes nothing: no second timer.
-	if cur, ok := ctx.Deadline(); !c.Deadline.IsZero() && (!ok || c.Deadline.Before(cur)) {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, c.Deadline)
-		defer cancel()
+	cc := callCtx{ctx: ctx}
+	cc.deadline, _ = ctx.Deadline()
+	// A deadline no earlier than ctx's changes nothing; an earlier one gets
+	// a timer, not a derived context (which costs a timer and more).
+	if !c.Deadline.IsZero() && (cc.deadline.IsZero() || c.Deadline.Before(cc.deadline)) {
+		cc.deadline = c.Deadline
+		t := time.NewTimer(time.Until(c.Deadline))
+		defer t.Stop()
+		cc.expired = t.C
 	}
-	deadline, _ := ctx.Deadline()
 	var lost error // why the previous attempt failed
 	for attempt := 1; ; attempt++ {
-		s, p, err := r.acquire(ctx, c, attempt, deadline)
+		s, p, err := r.acquire(&cc, c, attempt)
 		if err != nil {
 			if lost != nil {
 				// The retry found no slot; the outcome is known (never
@@ -363,7 +366,7 @@ func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
 			}
 			return Result{}, err
 		}
-		o, err := r.await(ctx, s, p, c.Tool)
+		o, err := r.await(&cc, s, p, c.Tool)
 		if err != nil {
 			return Result{}, err
 		}
@@ -382,9 +385,29 @@ func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
 	}
 }
 
+// callCtx is what bounds a call: its caller's ctx, and the call's own
+// deadline when that is earlier than ctx's.
+type callCtx struct {
+	ctx      context.Context
+	deadline time.Time        // the earlier of ctx's and Call.Deadline; zero: none
+	expired  <-chan time.Time // fires at deadline when Call.Deadline set it; else nil
+}
+
+// err is ctx.Err(), or context.DeadlineExceeded once the call's own
+// deadline passed.
+func (cc *callCtx) err() error {
+	if err := cc.ctx.Err(); err != nil {
+		return err
+	}
+	if cc.expired != nil && !time.Now().Before(cc.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // acquire reserves a slot for c on the best session, waiting up to
 // QueueWait for one, and queues the Execute frame.
-func (r *Registry) acquire(ctx context.Context, c Call, attempt int, deadline time.Time) (*Session, *pending, error) {
+func (r *Registry) acquire(cc *callCtx, c Call, attempt int) (*Session, *pending, error) {
 	var queue, grace *time.Timer
 	defer func() {
 		if queue != nil {
@@ -396,14 +419,14 @@ func (r *Registry) acquire(ctx context.Context, c Call, attempt int, deadline ti
 	}()
 	r.mu.Lock()
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := cc.err(); err != nil {
 			r.mu.Unlock()
 			return nil, nil, fmt.Errorf("registry: call to %q: %w", c.Tool, err)
 		}
 		now := r.cfg.Now()
 		s, serving, expiry := r.pickLocked(c.Tool, now)
 		if s != nil {
-			p := s.dispatchLocked(c, attempt, deadline)
+			p := s.dispatchLocked(c, attempt, cc.deadline)
 			r.mu.Unlock()
 			return s, p, nil
 		}
@@ -440,8 +463,10 @@ func (r *Registry) acquire(ctx context.Context, c Call, attempt int, deadline ti
 		case <-graceC:
 		case <-queue.C:
 			return nil, nil, fmt.Errorf("registry: tool %q: %d hosts full for %v: %w", c.Tool, serving, r.cfg.QueueWait, ErrOverloaded)
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("registry: call to %q: waiting for a slot: %w", c.Tool, ctx.Err())
+		case <-cc.ctx.Done():
+			return nil, nil, fmt.Errorf("registry: call to %q: waiting for a slot: %w", c.Tool, cc.ctx.Err())
+		case <-cc.expired:
+			return nil, nil, fmt.Errorf("registry: call to %q: waiting for a slot: %w", c.Tool, context.DeadlineExceeded)
 		}
 		r.mu.Lock()
 	}
@@ -478,11 +503,15 @@ func (r *Registry) pickLocked(tool string, now time.Time) (best *Session, servin
 
 // await waits for p's outcome or for ctx. When ctx wins, the call is
 // abandoned: a Cancel frame follows and its slot stays reserved.
-func (r *Registry) await(ctx context.Context, s *Session, p *pending, tool string) (outcome, error) {
+func (r *Registry) await(cc *callCtx, s *Session, p *pending, tool string) (outcome, error) {
+	var cause error
 	select {
 	case o := <-p.done:
 		return o, nil
-	case <-ctx.Done():
+	case <-cc.ctx.Done():
+		cause = cc.ctx.Err()
+	case <-cc.expired:
+		cause = context.DeadlineExceeded
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -492,11 +521,11 @@ func (r *Registry) await(ctx context.Context, s *Session, p *pending, tool strin
 	default:
 	}
 	reason := "caller canceled"
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(cause, context.DeadlineExceeded) {
 		reason = "deadline exceeded"
 	}
 	s.abandonLocked(p, reason)
-	return outcome{}, fmt.Errorf("registry: call %s to %q on host %s: %w", p.id, tool, s.hostID, ctx.Err())
+	return outcome{}, fmt.Errorf("registry: call %s to %q on host %s: %w", p.id, tool, s.hostID, cause)
 }
 
 // sweepLocked frees the slots of s's abandoned calls whose grace passed

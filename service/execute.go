@@ -57,7 +57,10 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if err != nil {
 		return nil, "invalid", "", err
 	}
-	if e.schema != nil && (e.fast == nil || !e.fast.valid(instance)) {
+	if e.schema != nil && !fastValid(e.fast, params, instance) {
+		if instance == nil {
+			instance = params.structured.AsMap()
+		}
 		if err := e.schema.Validate(instance); err != nil {
 			return nil, "invalid", "", paramViolations(err)
 		}
@@ -82,10 +85,12 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 			return nil, "denied", "", fmt.Errorf("%w: approval token: %w", ErrDenied, err)
 		}
 	}
-	// The caller's deadline, capped by the server's maximum.
-	ctx, cancel := context.WithTimeout(ctx, s.maxExecute)
-	defer cancel()
-	deadline, _ := ctx.Deadline()
+	// The caller's deadline, capped by the server's maximum: the registry
+	// enforces it (without deriving a context and its timer per call).
+	deadline := time.Now().Add(s.maxExecute)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	res, err := s.reg.Call(ctx, registry.Call{
 		Tool: name, Params: params, Caller: caller, Deadline: deadline,
 		Idempotent: e.tool.GetAnnotations().GetIdempotent(),
@@ -93,8 +98,10 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if err != nil {
 		return nil, callOutcome(err), "", err
 	}
-	s.log.Info("executed", zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
-		zap.String("session", req.GetSessionId()), zap.Int("attempts", res.Attempts))
+	if ce := s.log.Check(zap.InfoLevel, "executed"); ce != nil {
+		ce.Write(zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
+			zap.String("session", req.GetSessionId()), zap.Int("attempts", res.Attempts))
+	}
 	r, _ := res.Payload.(*tooldexv1.CallResult)
 	if r.GetRefused() != "" {
 		return nil, "refused", res.HostID, fmt.Errorf("%w: host %s refused the call: %s", ErrDenied, res.HostID, r.GetRefused())
@@ -136,8 +143,21 @@ func (s *Server) lookup(name string) *entry {
 	return nil
 }
 
+// fastValid reports whether fc (when not nil) vouches for the parameters:
+// the decoded instance when there is one, else the Struct in place.
+func fastValid(fc *fastCheck, params *callParams, instance any) bool {
+	switch {
+	case fc == nil:
+		return false
+	case instance != nil:
+		return fc.valid(instance)
+	}
+	return fc.validStruct(params.structured)
+}
+
 // decodeParams returns the call's parameters for the host, and the value
-// to validate: from params_json (numbers kept exact) or params.
+// to validate: from params_json (numbers kept exact), or nil for params,
+// whose Struct the caller converts (AsMap) only when it needs to.
 func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
 	if js := req.GetParamsJson(); js != "" {
 		if req.GetParams() != nil {
@@ -170,7 +190,7 @@ func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
 	if st == nil {
 		st = &structpb.Struct{}
 	}
-	return &callParams{structured: st}, st.AsMap(), nil
+	return &callParams{structured: st}, nil, nil
 }
 
 var printer = message.NewPrinter(language.English)

@@ -3,6 +3,8 @@ package service
 import (
 	"encoding/json"
 	"math"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // fastCheck accepts, without the JSON Schema library, parameters that
@@ -188,6 +190,75 @@ func (p fastProp) accepts(v any) bool {
 	for _, e := range p.enum {
 		if e == v {
 			return true
+		}
+	}
+	return false
+}
+
+// validStruct is valid for parameters that came as a Struct, read in place:
+// validStruct(st) == valid(st.AsMap()), without building the map.
+func (fc *fastCheck) validStruct(st *structpb.Struct) bool {
+	fields := st.GetFields()
+	for _, r := range fc.required {
+		if _, ok := fields[r]; !ok {
+			return false
+		}
+	}
+	for k, v := range fields {
+		p, ok := fc.props[k]
+		if !ok {
+			if fc.closed {
+				return false
+			}
+			continue
+		}
+		if !p.acceptsValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptsValue is accepts for a Struct value (as AsMap would convert it:
+// numbers are float64).
+func (p fastProp) acceptsValue(v *structpb.Value) bool {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		if p.typ != "string" {
+			return false
+		}
+		if p.enum == nil {
+			return true
+		}
+		for _, e := range p.enum {
+			if s, ok := e.(string); ok && s == k.StringValue {
+				return true
+			}
+		}
+	case *structpb.Value_BoolValue:
+		if p.typ != "boolean" {
+			return false
+		}
+		if p.enum == nil {
+			return true
+		}
+		for _, e := range p.enum {
+			if b, ok := e.(bool); ok && b == k.BoolValue {
+				return true
+			}
+		}
+	case *structpb.Value_NumberValue:
+		f := k.NumberValue
+		if p.typ != "number" && p.typ != "integer" || p.typ == "integer" && f != math.Trunc(f) {
+			return false
+		}
+		if p.enum == nil {
+			return true
+		}
+		for _, e := range p.enum {
+			if n, ok := e.(float64); ok && n == f {
+				return true
+			}
 		}
 	}
 	return false

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func TestFastCheckShape(t *testing.T) {
@@ -73,6 +75,15 @@ func FuzzFastCheckNeverAcceptsInvalid(f *testing.F) {
 			if fc.valid(v) {
 				if err := sch.Validate(v); err != nil {
 					t.Fatalf("fast path accepted %s for %s, the validator says: %v", paramsJSON, schemaJSON, err)
+				}
+			}
+			// Parameters sent as a Struct are checked in place, with the
+			// same verdict as on their map.
+			if obj, ok := v.(map[string]any); ok && !useNumber {
+				if st, err := structpb.NewStruct(obj); err == nil {
+					if got, want := fc.validStruct(st), fc.valid(st.AsMap()); got != want {
+						t.Fatalf("validStruct = %v, valid(AsMap) = %v for %s, schema %s", got, want, paramsJSON, schemaJSON)
+					}
 				}
 			}
 		}
