@@ -190,9 +190,8 @@ type doc struct {
 	shard int
 	slot  int32
 
-	terms     []docTerm       // TF-IDF terms, sorted by term text
-	flen      [nFields]uint32 // field lengths in terms
-	fmax      [nFields]uint8  // largest term count per field
+	terms     []docTerm // TF-IDF terms, sorted by term text
+	stat      docStat
 	kw        []docWord
 	parts     []string
 	keys      []string
@@ -231,6 +230,13 @@ const (
 // tfs are a term's counts in each text field, saturated at 255.
 type tfs [nFields]uint8
 
+// docStat holds a document's field lengths in terms and the largest term
+// count of each field.
+type docStat struct {
+	flen [nFields]uint32
+	fmax [nFields]uint8
+}
+
 type docWord struct {
 	id   uint32
 	pos  uint32
@@ -248,12 +254,13 @@ const (
 type shard struct {
 	docs []*doc
 	free []int32
-	// normEp, fac and norm cache, per slot and index epoch, the field
-	// factors of the text scorer (packed float32 bits) and the cosine
-	// vector length; searches fill them lazily, with atomics, under the
-	// read lock.
+	// stat holds each slot's field lengths and largest counts, beside
+	// the postings so that scoring never dereferences a document.
+	stat []docStat
+	// normEp and norm cache each slot's cosine vector length with the
+	// index epoch it was computed in; searches fill them lazily, with
+	// atomics, under the read lock.
 	normEp []uint64
-	fac    [][2]uint64
 	norm   []uint64   // float64 bits
 	tf     [][]tfPost // by term id
 	kw     [][]kwPost // by word id
@@ -374,13 +381,13 @@ func (ix *Index) prepare(in Doc) *doc {
 			return
 		}
 		sc.terms = ix.an.Terms(sc.terms[:0], text)
-		d.flen[f] = uint32(min(len(sc.terms), math.MaxUint32))
+		d.stat.flen[f] = uint32(min(len(sc.terms), math.MaxUint32))
 		for _, t := range sc.terms {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {
 				c[f]++
 			}
-			d.fmax[f] = max(d.fmax[f], c[f])
+			d.stat.fmax[f] = max(d.stat.fmax[f], c[f])
 			counts[t] = c
 		}
 	}

@@ -208,8 +208,11 @@ type plan struct {
 	minTF    float64
 	boostMin float64
 
-	scorer   Scorer
-	k1       float64
+	scorer Scorer
+	k1     float64
+	// BM25F: a field's factor is fw[f] / (b1 + bl[f] × length).
+	fw, bl   [nFields]float64
+	b1       float64
 	tf       []qterm
 	qnorm    float64 // cosine: query vector length
 	ideal    float64 // BM25F: the score of a document saturating every term
@@ -267,6 +270,16 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 		}
 	}
 	N := float64(ix.nDeferred)
+	p.fw = [nFields]float64{ix.cfg.NameWeight, ix.cfg.HintWeight, ix.cfg.DescWeight, ix.cfg.ParamWeight}
+	p.b1 = 1
+	if b := ix.cfg.B; b > 0 {
+		p.b1 = 1 - b
+		for f, total := range ix.flen {
+			if total > 0 {
+				p.bl[f] = b * N / float64(total) // b / average length
+			}
+		}
+	}
 	toks := analysis.Tokens(text)
 	p.boost, p.boostCore = ix.boosted(toks)
 	if p.wt > 0 {
@@ -492,7 +505,6 @@ func compareHits(a, b Hit) int {
 // scratch holds one shard search's accumulators, indexed by slot.
 type scratch struct {
 	acc     []float64 // text score: cosine dot product or BM25F sum
-	fac     [][nFields]float32
 	kwsum   []float64 // Σ min(points, 16)/16 over terms
 	pts     []int32
 	req     []uint64
@@ -509,7 +521,6 @@ const (
 	flagTouched uint8 = 1 << iota
 	flagASCII
 	flagBoost
-	flagFac // s.fac holds the slot's field factors
 )
 
 // keywordFull is the number of points that counts as a full match of one
@@ -522,7 +533,7 @@ func (sh *shard) getScratch() *scratch {
 	if s == nil || len(s.acc) < n {
 		c := n + n/4 + 16
 		s = &scratch{
-			acc: make([]float64, c), fac: make([][nFields]float32, c), kwsum: make([]float64, c), pts: make([]int32, c),
+			acc: make([]float64, c), kwsum: make([]float64, c), pts: make([]int32, c),
 			req: make([]uint64, c), cjk: make([]uint16, c), flags: make([]uint8, c),
 			term: make([]uint8, c), and: make([]uint8, c), tmp: make([]uint8, c),
 		}
@@ -558,17 +569,17 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		for _, post := range sh.tf[q.id] {
 			slot := post.slot
 			touch(slot)
-			if s.flags[slot]&flagFac == 0 {
-				s.flags[slot] |= flagFac
-				s.fac[slot] = ix.factors(sh, int32(slot))
-			}
-			f := &s.fac[slot]
+			st := &sh.stat[slot]
 			if bm25 {
-				x := float64(post.tf[fName])*float64(f[fName]) + float64(post.tf[fHint])*float64(f[fHint]) +
-					float64(post.tf[fDesc])*float64(f[fDesc]) + float64(post.tf[fParams])*float64(f[fParams])
+				var x float64
+				for f, c := range post.tf {
+					if c != 0 {
+						x += float64(c) * p.fw[f] / (p.b1 + p.bl[f]*float64(st.flen[f]))
+					}
+				}
 				s.acc[slot] += qw * x / (p.k1 + x)
 			} else {
-				s.acc[slot] += qw * cosWeight(post.tf, f)
+				s.acc[slot] += qw * cosWeight(post.tf, st, &p.fw)
 			}
 			if q.cjk {
 				s.cjk[slot]++
@@ -726,80 +737,37 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	}
 }
 
-// factors returns the per-field factors of the document in slot under the
-// current statistics, computed at most once per index epoch: for BM25F
-// weight / (1 - b + b × length / average length), for cosine weight /
-// max(count). With cosine the document's vector length is cached beside
-// them. Concurrent searches may compute them twice; they store the same
-// values. The values are stored before their epoch, so a reader that sees
-// the epoch sees them.
-func (ix *Index) factors(sh *shard, slot int32) [nFields]float32 {
+// norm returns the cosine vector length of the document in slot under the
+// current statistics, computed at most once per index epoch. Concurrent
+// searches may compute it twice; they store the same value. The length is
+// stored before its epoch, so a reader that sees the epoch sees the length.
+func (ix *Index) norm(sh *shard, slot int32) float64 {
 	if atomic.LoadUint64(&sh.normEp[slot]) == ix.epoch {
-		return unpackFac(atomic.LoadUint64(&sh.fac[slot][0]), atomic.LoadUint64(&sh.fac[slot][1]))
+		return math.Float64frombits(atomic.LoadUint64(&sh.norm[slot]))
 	}
-	d := sh.docs[slot]
-	weights := [nFields]float64{ix.cfg.NameWeight, ix.cfg.HintWeight, ix.cfg.DescWeight, ix.cfg.ParamWeight}
-	var f [nFields]float32
+	fw := [nFields]float64{ix.cfg.NameWeight, ix.cfg.HintWeight, ix.cfg.DescWeight, ix.cfg.ParamWeight}
 	N := float64(ix.nDeferred)
-	for i, w := range weights {
-		switch {
-		case w <= 0:
-		case ix.cfg.Scorer == ScorerCosine:
-			if d.fmax[i] > 0 {
-				f[i] = float32(w / float64(d.fmax[i]))
-			}
-		default:
-			norm := 1.0
-			if b := ix.cfg.B; b > 0 && ix.flen[i] > 0 {
-				avg := float64(ix.flen[i]) / N
-				norm = 1 - b + b*float64(d.flen[i])/avg
-			}
-			f[i] = float32(w / norm)
-		}
+	var sum float64
+	for _, t := range sh.docs[slot].terms {
+		w := cosWeight(t.tf, &sh.stat[slot], &fw) * math.Log(N/float64(ix.tf.df[t.id]))
+		sum += w * w
 	}
-	var n float64
-	if ix.cfg.Scorer == ScorerCosine {
-		for _, t := range d.terms {
-			w := cosWeight(t.tf, &f) * math.Log(N/float64(ix.tf.df[t.id]))
-			n += w * w
-		}
-		n = math.Sqrt(n)
-	}
-	a, b := packFac(f)
-	atomic.StoreUint64(&sh.fac[slot][0], a)
-	atomic.StoreUint64(&sh.fac[slot][1], b)
+	n := math.Sqrt(sum)
 	atomic.StoreUint64(&sh.norm[slot], math.Float64bits(n))
 	atomic.StoreUint64(&sh.normEp[slot], ix.epoch)
-	return f
-}
-
-// norm returns the cosine vector length of the document in slot (see
-// factors).
-func (ix *Index) norm(sh *shard, slot int32) float64 {
-	ix.factors(sh, slot)
-	return math.Float64frombits(atomic.LoadUint64(&sh.norm[slot]))
+	return n
 }
 
 // cosWeight is a term's weight for the spec's cosine: the largest of
 // count / max(count) × field weight over the fields.
-func cosWeight(tf tfs, f *[nFields]float32) float64 {
-	var w float32
-	for i, c := range tf {
-		w = max(w, float32(c)*f[i])
+func cosWeight(tf tfs, st *docStat, fw *[nFields]float64) float64 {
+	var w float64
+	for f, c := range tf {
+		if c != 0 && fw[f] > 0 {
+			w = max(w, float64(c)/float64(st.fmax[f])*fw[f])
+		}
 	}
-	return float64(w)
-}
-
-func packFac(f [nFields]float32) (uint64, uint64) {
-	return uint64(math.Float32bits(f[0])) | uint64(math.Float32bits(f[1]))<<32,
-		uint64(math.Float32bits(f[2])) | uint64(math.Float32bits(f[3]))<<32
-}
-
-func unpackFac(a, b uint64) [nFields]float32 {
-	return [nFields]float32{
-		math.Float32frombits(uint32(a)), math.Float32frombits(uint32(a >> 32)),
-		math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b >> 32)),
-	}
+	return w
 }
 
 // insertTop keeps top sorted best first and at most n long.

@@ -151,11 +151,12 @@ func (ix *Index) add(d *doc) {
 			d.slot = sh.free[n-1]
 			sh.free = sh.free[:n-1]
 			sh.docs[d.slot] = d
+			sh.stat[d.slot] = d.stat
 		} else {
 			d.slot = int32(len(sh.docs))
 			sh.docs = append(sh.docs, d)
+			sh.stat = append(sh.stat, d.stat)
 			sh.normEp = append(sh.normEp, 0)
-			sh.fac = append(sh.fac, [2]uint64{})
 			sh.norm = append(sh.norm, 0)
 		}
 		ix.countLen(d, true)
@@ -211,6 +212,7 @@ func (ix *Index) replace(old, d *doc) {
 	ix.countLen(d, true)
 	d.slot = old.slot
 	sh.docs[d.slot] = d
+	sh.stat[d.slot] = d.stat
 	i := 0
 	for j, t := range d.pending.terms {
 		for i < len(old.terms) && ix.tf.strs[old.terms[i].id] < t {
@@ -252,7 +254,7 @@ func (ix *Index) replace(old, d *doc) {
 
 // countLen adds d's field lengths to the totals, or takes them away.
 func (ix *Index) countLen(d *doc, add bool) {
-	for f, n := range d.flen {
+	for f, n := range d.stat.flen {
 		if add {
 			ix.flen[f] += uint64(n)
 		} else {
