@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -164,6 +163,10 @@ type Registry struct {
 	log    *zap.Logger
 	epoch  time.Time // Session.lastSeen counts from here
 	prefix string    // of session ids: random, so ids differ across restarts
+
+	// timers are Call's deadline timers, reused: a timer is stopped before
+	// it is put back, so none holds a stale expiry (Go 1.23 timers).
+	timers sync.Pool
 
 	mu       sync.Mutex
 	seq      uint64                           // sessions attached so far
@@ -350,8 +353,16 @@ func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
 	// a timer, not a derived context (which costs a timer and more).
 	if !c.Deadline.IsZero() && (cc.deadline.IsZero() || c.Deadline.Before(cc.deadline)) {
 		cc.deadline = c.Deadline
-		t := time.NewTimer(time.Until(c.Deadline))
-		defer t.Stop()
+		t, _ := r.timers.Get().(*time.Timer)
+		if t == nil {
+			t = time.NewTimer(time.Until(c.Deadline))
+		} else {
+			t.Reset(time.Until(c.Deadline))
+		}
+		defer func() {
+			t.Stop()
+			r.timers.Put(t)
+		}()
 		cc.expired = t.C
 	}
 	var lost error // why the previous attempt failed
@@ -660,6 +671,3 @@ type outcome struct {
 	sent    bool   // gone: the Execute frame may have reached the host
 	why     string // gone: how the session ended
 }
-
-// itoa formats a call counter.
-func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

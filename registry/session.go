@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -247,7 +248,9 @@ func (s *Session) lessLoaded(o *Session) bool {
 // the caller checked that s has a free slot and queue room.
 func (s *Session) dispatchLocked(c Call, attempt int, deadline time.Time) *pending {
 	s.nextCall++
-	p := &pending{id: s.id + "-" + itoa(s.nextCall), done: make(chan outcome, 1)}
+	var buf [64]byte
+	id := strconv.AppendUint(append(append(buf[:0], s.id...), '-'), s.nextCall, 10)
+	p := &pending{id: string(id), done: make(chan outcome, 1)}
 	s.calls[p.id] = p
 	s.out <- Frame{Kind: FrameExecute, CallID: p.id, Tool: c.Tool, Params: c.Params, Deadline: deadline, Attempt: attempt, Caller: c.Caller}
 	return p
