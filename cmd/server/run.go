@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,7 @@ type config struct {
 	coreTools    string
 	exclude      string
 	includeForce string
+	scorer       index.Scorer
 	wKeyword     float64
 	wTFIDF       float64
 	logLevel     string
@@ -85,8 +87,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.coreTools, "core-tools", "", "comma-separated core tool names, replacing the default 31")
 	fs.StringVar(&c.exclude, "exclude", "", "comma-separated names or patterns (mcp__x__*) kept out of search")
 	fs.StringVar(&c.includeForce, "include-force", "", "comma-separated names or patterns forced into search even when core")
-	fs.Float64Var(&c.wKeyword, "weight-keyword", 0.4, "weight of the keyword score in the hybrid")
-	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0.6, "weight of the TF-IDF score in the hybrid")
+	scorer := fs.String("scorer", "bm25f", "text scorer: bm25f, or cosine (the spec's TF-IDF, with its 0.4/0.6 weights and name boost)")
+	fs.Float64Var(&c.wKeyword, "weight-keyword", 0, "weight of the keyword score in the hybrid (0: the scorer's default, 0.2 for bm25f, 0.4 for cosine)")
+	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0, "weight of the text score in the hybrid (0: the scorer's default, 0.8 for bm25f, 0.6 for cosine)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
 	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", 16<<20, "largest gRPC message accepted or sent")
@@ -116,11 +119,27 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 		if e := fs.Set(f.Name, v); e != nil {
 			err = fmt.Errorf("%s=%q: %w", env, v, e)
 		}
+		set[f.Name] = true
 	})
 	if err != nil {
 		return nil, err
 	}
 	c.catalogs = service.SplitList(*catalogs)
+	if c.scorer, err = index.ParseScorer(*scorer); err != nil {
+		return nil, fmt.Errorf("--scorer: %w", err)
+	}
+	// A weight not given takes the scorer's default; one given alone
+	// keeps the other at its default too.
+	def := index.DefaultConfig()
+	if c.scorer == index.ScorerCosine {
+		def = index.SpecConfig()
+	}
+	if !set["weight-keyword"] && c.wKeyword == 0 {
+		c.wKeyword = def.KeywordWeight
+	}
+	if !set["weight-tfidf"] && c.wTFIDF == 0 {
+		c.wTFIDF = def.TFIDFWeight
+	}
 	if c.wKeyword < 0 || c.wTFIDF < 0 || c.wKeyword+c.wTFIDF == 0 {
 		return nil, fmt.Errorf("weights must be non-negative and not both zero (keyword %v, tfidf %v)", c.wKeyword, c.wTFIDF)
 	}
@@ -183,7 +202,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	svc := service.New(service.Config{
 		Policy:      policy,
-		Index:       index.Config{Shards: c.shards, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
+		Index:       index.Config{Shards: c.shards, Scorer: c.scorer, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
 		Logger:      log,
 		Registry:    registry.Config{HeartbeatInterval: c.heartbeat},
 		Permissions: perms,
@@ -211,6 +230,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
+		// Serve streams on long-lived workers (a goroutine is still started
+		// when all are busy): a fresh goroutine per RPC grew its stack for
+		// every Search (the index's call depth), about 5% of its CPU.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tooldex/tooldex/index"
 )
 
 func TestParseFlagsEnvFallback(t *testing.T) {
@@ -20,7 +22,7 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(c *config) string {
-				return want(c.addr == "localhost:50051" && c.demoHost && !c.demoCatalog && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "defaults", c)
+				return want(c.addr == "localhost:50051" && c.demoHost && !c.demoCatalog && c.scorer == index.ScorerBM25F && c.wKeyword == 0.2 && c.wTFIDF == 0.8, "defaults", c)
 			},
 		},
 		{
@@ -49,6 +51,19 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 			env:   map[string]string{"TOOL_SEARCH_EXCLUDE": "a", "TOOLDEX_EXCLUDE": "b"},
 			check: func(c *config) string { return want(c.exclude == "b", "TOOLDEX_EXCLUDE", c) },
 		},
+		{
+			name: "spec scorer takes the spec's weights",
+			args: []string{"--scorer", "cosine"},
+			check: func(c *config) string {
+				return want(c.scorer == index.ScorerCosine && c.wKeyword == 0.4 && c.wTFIDF == 0.6, "cosine defaults", c)
+			},
+		},
+		{
+			name:  "one weight given keeps the other's default",
+			env:   map[string]string{"TOOL_SEARCH_WEIGHT_KEYWORD": "0"},
+			check: func(c *config) string { return want(c.wKeyword == 0 && c.wTFIDF == 0.8, "keyword 0, text default", c) },
+		},
+		{name: "bad scorer", env: map[string]string{"TOOLDEX_SCORER": "dense"}, wantErr: "dense"},
 		{name: "bad env value", env: map[string]string{"TOOLDEX_SHARDS": "many"}, wantErr: "TOOLDEX_SHARDS"},
 		{name: "bad weights", args: []string{"--weight-keyword", "0", "--weight-tfidf", "0"}, wantErr: "weights"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
