@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -21,64 +22,133 @@ const (
 	invokeHint = `Call a deferred tool with ExecuteTool {"tool_name": "<name>", "params": {...}}.`
 )
 
+// The renderings append to a byte slice with strconv rather than going
+// through fmt: Search renders on every call. render_test.go checks them
+// against fmt-based references.
+
 func renderSearch(query string, r *tooldexv1.SearchResponse, entries []*entry) string {
-	var b strings.Builder
 	withSchemas := r.GetMode() == tooldexv1.QueryMode_QUERY_MODE_SELECT
+	b := make([]byte, 0, renderSize(query, entries, withSchemas))
+	n := len(r.GetResults())
 	switch {
-	case len(r.GetResults()) > 0:
-		fmt.Fprintf(&b, "Found %d deferred %s for %q (%d searched):\n", len(r.GetResults()), plural(len(r.GetResults()), "tool"), query, r.GetTotalDeferredTools())
-		renderResults(&b, r.GetResults(), entries, withSchemas)
+	case n > 0:
+		b = append(b, "Found "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " deferred "...)
+		b = append(b, plural(n, "tool")...)
+		b = append(b, " for "...)
+		b = strconv.AppendQuote(b, query)
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, int64(r.GetTotalDeferredTools()), 10)
+		b = append(b, " searched):\n"...)
+		b = renderResults(b, r.GetResults(), entries, withSchemas)
 	case len(r.GetAlreadyLoaded()) == 0:
-		fmt.Fprintf(&b, "No matching deferred tools found for %q (%d searched). Try fewer or broader keywords, discover:<what you want to do>, or select:<exact tool name>.\n", query, r.GetTotalDeferredTools())
+		b = append(b, "No matching deferred tools found for "...)
+		b = strconv.AppendQuote(b, query)
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, int64(r.GetTotalDeferredTools()), 10)
+		b = append(b, " searched). Try fewer or broader keywords, discover:<what you want to do>, or select:<exact tool name>.\n"...)
 	default:
-		fmt.Fprintf(&b, "No deferred tools found for %q (%d searched).\n", query, r.GetTotalDeferredTools())
+		b = append(b, "No deferred tools found for "...)
+		b = strconv.AppendQuote(b, query)
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, int64(r.GetTotalDeferredTools()), 10)
+		b = append(b, " searched).\n"...)
 	}
 	if nf := r.GetNotFound(); len(nf) > 0 {
-		fmt.Fprintf(&b, "Not found: %s. Check the spelling, or search by keywords.\n", strings.Join(nf, ", "))
+		b = append(b, "Not found: "...)
+		b = appendJoined(b, nf)
+		b = append(b, ". Check the spelling, or search by keywords.\n"...)
 	}
 	if al := r.GetAlreadyLoaded(); len(al) > 0 {
-		fmt.Fprintf(&b, "Already loaded as core %s, call directly: %s.\n", plural(len(al), "tool"), strings.Join(al, ", "))
+		b = append(b, "Already loaded as core "...)
+		b = append(b, plural(len(al), "tool")...)
+		b = append(b, ", call directly: "...)
+		b = appendJoined(b, al)
+		b = append(b, ".\n"...)
 	}
-	if len(r.GetResults()) > 0 {
-		b.WriteString(invokeHint)
+	if n > 0 {
+		b = append(b, invokeHint...)
 		if !withSchemas {
-			b.WriteString(" For full parameter schemas use select:<name>[,<name>...].")
+			b = append(b, " For full parameter schemas use select:<name>[,<name>...]."...)
 		}
-		b.WriteByte('\n')
+		b = append(b, '\n')
 	}
-	return b.String()
+	return string(b)
 }
 
 func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entry) string {
-	var b strings.Builder
-	if len(r.GetResults()) == 0 {
-		fmt.Fprintf(&b, "No deferred tools match %q (%d searched). Describe the task differently or with fewer details.\n", query, r.GetTotalDeferredTools())
-		return b.String()
+	n := len(r.GetResults())
+	if n == 0 {
+		return fmt.Sprintf("No deferred tools match %q (%d searched). Describe the task differently or with fewer details.\n", query, r.GetTotalDeferredTools())
 	}
-	fmt.Fprintf(&b, "Found %d deferred %s for %q (%d searched):\n", len(r.GetResults()), plural(len(r.GetResults()), "tool"), query, r.GetTotalDeferredTools())
-	renderResults(&b, r.GetResults(), entries, true)
-	b.WriteString(invokeHint + "\n")
-	return b.String()
+	b := make([]byte, 0, renderSize(query, entries, true))
+	b = append(b, "Found "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, " deferred "...)
+	b = append(b, plural(n, "tool")...)
+	b = append(b, " for "...)
+	b = strconv.AppendQuote(b, query)
+	b = append(b, " ("...)
+	b = strconv.AppendInt(b, int64(r.GetTotalDeferredTools()), 10)
+	b = append(b, " searched):\n"...)
+	b = renderResults(b, r.GetResults(), entries, true)
+	b = append(b, invokeHint+"\n"...)
+	return string(b)
+}
+
+// renderSize estimates a rendering's length, so that it is built in one
+// allocation. Schemas are not counted: they are rendered when asked for.
+func renderSize(query string, entries []*entry, withSchemas bool) int {
+	n := 320 + 2*len(query)
+	for _, e := range entries {
+		n += 40 + len(e.tool.GetName()) + len(e.oneLine)
+		if !withSchemas {
+			n += len(e.params)
+		}
+	}
+	return n
+}
+
+func appendJoined(b []byte, list []string) []byte {
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, s...)
+	}
+	return b
 }
 
 // renderResults lists results; entries[i] holds the rendering of
 // results[i]'s tool, prepared at registration. Schemas (select: and
 // Discover) are rendered from the stored wire bytes when asked for: the
 // catalog does not keep a JSON copy of every schema.
-func renderResults(b *strings.Builder, results []*tooldexv1.SearchResult, entries []*entry, withSchemas bool) {
+func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry, withSchemas bool) []byte {
 	for i, res := range results {
 		e := entries[i]
-		fmt.Fprintf(b, "%d. %s (score %.2f)", i+1, res.GetTool().GetName(), res.GetScore())
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = append(b, ". "...)
+		b = append(b, res.GetTool().GetName()...)
+		b = append(b, " (score "...)
+		b = strconv.AppendFloat(b, res.GetScore(), 'f', 2, 64)
+		b = append(b, ')')
 		if e.oneLine != "" {
-			fmt.Fprintf(b, ": %s", e.oneLine)
+			b = append(b, ": "...)
+			b = append(b, e.oneLine...)
 		}
-		b.WriteByte('\n')
+		b = append(b, '\n')
 		if withSchemas {
-			fmt.Fprintf(b, "   Schema: %s\n", schemaJSON(inputSchema(e.tool)))
+			b = append(b, "   Schema: "...)
+			b = append(b, schemaJSON(inputSchema(e.tool))...)
+			b = append(b, '\n')
 		} else if e.params != "" {
-			fmt.Fprintf(b, "   Params: %s\n", e.params)
+			b = append(b, "   Params: "...)
+			b = append(b, e.params...)
+			b = append(b, '\n')
 		}
 	}
+	return b
 }
 
 // oneLine returns the first line of a description, cut at a word boundary

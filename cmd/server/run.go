@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -230,10 +229,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
-		// Serve streams on long-lived workers (a goroutine is still started
-		// when all are busy): a fresh goroutine per RPC grew its stack for
-		// every Search (the index's call depth), about 5% of its CPU.
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
