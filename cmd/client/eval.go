@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"text/tabwriter"
 
@@ -17,10 +18,10 @@ func cmdEval(e env, args []string) error {
 	tools := fs.String("tools", "", "dataset tools.jsonl")
 	queries := fs.String("queries", "", "dataset queries.jsonl")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	wk := fs.Float64("weight-keyword", index.DefaultConfig().KeywordWeight, "hybrid keyword weight")
-	wt := fs.Float64("weight-tfidf", index.DefaultConfig().TFIDFWeight, "hybrid TF-IDF weight")
-	pw := fs.Float64("param-weight", index.DefaultConfig().ParamWeight, "TF-IDF weight of parameter text")
-	boost := fs.Float64("name-boost", index.DefaultConfig().NameBoost, "TF-IDF floor for tools the query names (negative: off)")
+	wk := fs.Float64("weight-keyword", 0, "hybrid keyword weight (default: the scorer's, 0.2 for bm25f, 0.4 for cosine)")
+	wt := fs.Float64("weight-tfidf", 0, "hybrid text weight (default: the scorer's, 0.8 for bm25f, 0.6 for cosine)")
+	pw := fs.Float64("param-weight", index.DefaultConfig().ParamWeight, "text weight of parameter text")
+	boost := fs.Float64("name-boost", 0, "text-score floor for tools the query names (default: the scorer's, none for bm25f, 0.75 for cosine; negative: off)")
 	groups := fs.Bool("groups", false, "also report server-level Recall@5 (group = server)")
 	scorer := fs.String("scorer", index.DefaultConfig().Scorer.String(), "text scorer: bm25f, or cosine (the spec's TF-IDF)")
 	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
@@ -39,7 +40,26 @@ func cmdEval(e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	ix := index.New(index.Config{Scorer: sc, KeywordWeight: *wk, TFIDFWeight: *wt, ParamWeight: *pw, NameBoost: *boost, K1: *k1, B: *b})
+	cfg := index.DefaultConfig()
+	if sc == index.ScorerCosine {
+		cfg = index.SpecConfig()
+	}
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["weight-keyword"] {
+		cfg.KeywordWeight = *wk
+	}
+	if set["weight-tfidf"] {
+		cfg.TFIDFWeight = *wt
+	}
+	if set["name-boost"] {
+		cfg.NameBoost = *boost
+	}
+	if cfg.KeywordWeight < 0 || cfg.TFIDFWeight < 0 || cfg.KeywordWeight+cfg.TFIDFWeight == 0 {
+		return errors.New("eval: weights must be non-negative and not both zero")
+	}
+	cfg.ParamWeight, cfg.K1, cfg.B = *pw, *k1, *b
+	ix := index.New(cfg)
 	for _, t := range ds.Tools {
 		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
 	}
