@@ -28,7 +28,7 @@ type MatchKind int32
 const (
 	// Not set.
 	MatchKind_MATCH_KIND_UNSPECIFIED MatchKind = 0
-	// Ranked by keyword points and TF-IDF.
+	// Ranked by keyword points and the text scorer.
 	MatchKind_MATCH_KIND_RANKED MatchKind = 1
 	// The query named the tool (in any of its spellings).
 	MatchKind_MATCH_KIND_EXACT MatchKind = 2
@@ -89,11 +89,11 @@ type QueryMode int32
 const (
 	// Not set.
 	QueryMode_QUERY_MODE_UNSPECIFIED QueryMode = 0
-	// Keywords ranked by keyword points and TF-IDF.
+	// Keywords ranked by keyword points and the text scorer.
 	QueryMode_QUERY_MODE_KEYWORD QueryMode = 1
 	// select:A,B exact selection.
 	QueryMode_QUERY_MODE_SELECT QueryMode = 2
-	// discover:<task> pure TF-IDF ranking.
+	// discover:<task> ranked by the text scorer alone.
 	QueryMode_QUERY_MODE_DISCOVER QueryMode = 3
 	// mcp__server prefix listing.
 	QueryMode_QUERY_MODE_PREFIX QueryMode = 4
@@ -706,14 +706,17 @@ type SearchResult struct {
 	// The tool, with its input schema.
 	Tool *Tool `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
 	// Combined score in [0, 1]: keyword_score x keyword weight +
-	// tfidf_score x TF-IDF weight, or 1 for exact, select: and prefix hits.
+	// tfidf_score x text weight, or 1 for exact, select: and prefix hits.
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Keyword side, normalised to [0, 1]: each scoring term's points (name
 	// part 12 MCP / 10 other, partial name part 6/5, search hint 4,
 	// description 2) capped at 16 and divided by 16, averaged over the query
 	// terms the catalog knows.
 	KeywordScore float64 `protobuf:"fixed64,3,opt,name=keyword_score,json=keywordScore,proto3" json:"keyword_score,omitempty"`
-	// TF-IDF side: cosine similarity in [0, 1] (0.75 floor on a name match).
+	// Text side, in [0, 1]. BM25F (the default): the square root of the BM25F
+	// score's share of its ideal, every query term saturated. Spec's cosine
+	// (--scorer cosine): cosine similarity, 0.75 floor on a name match. The
+	// field keeps its name from the spec.
 	TfidfScore float64 `protobuf:"fixed64,4,opt,name=tfidf_score,json=tfidfScore,proto3" json:"tfidf_score,omitempty"`
 	// Raw keyword points before normalisation.
 	KeywordPoints int32 `protobuf:"varint,5,opt,name=keyword_points,json=keywordPoints,proto3" json:"keyword_points,omitempty"`

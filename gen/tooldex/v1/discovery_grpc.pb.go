@@ -49,10 +49,11 @@ type DiscoveryServiceClient interface {
 	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
 	// Search runs a ToolSearch query over the deferred tools: select:A,B,
 	// discover:<task>, mcp__server prefixes, exact names, +required terms and
-	// keywords, ranked by keyword points and TF-IDF together.
+	// keywords, ranked by keyword points and the text scorer (BM25F, or the
+	// spec's TF-IDF cosine when the server runs --scorer cosine) together.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
-	// Discover ranks deferred tools for a task description by TF-IDF alone and
-	// returns them with their input schemas.
+	// Discover ranks deferred tools for a task description by the text scorer
+	// alone and returns them with their input schemas.
 	Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (*DiscoverResponse, error)
 	// Execute runs a registered tool on a connected tool host: it validates
 	// params against the tool's input schema (INVALID_ARGUMENT with every
@@ -193,10 +194,11 @@ type DiscoveryServiceServer interface {
 	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
 	// Search runs a ToolSearch query over the deferred tools: select:A,B,
 	// discover:<task>, mcp__server prefixes, exact names, +required terms and
-	// keywords, ranked by keyword points and TF-IDF together.
+	// keywords, ranked by keyword points and the text scorer (BM25F, or the
+	// spec's TF-IDF cosine when the server runs --scorer cosine) together.
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
-	// Discover ranks deferred tools for a task description by TF-IDF alone and
-	// returns them with their input schemas.
+	// Discover ranks deferred tools for a task description by the text scorer
+	// alone and returns them with their input schemas.
 	Discover(context.Context, *DiscoverRequest) (*DiscoverResponse, error)
 	// Execute runs a registered tool on a connected tool host: it validates
 	// params against the tool's input schema (INVALID_ARGUMENT with every
