@@ -55,15 +55,14 @@ func (e *entry) hostOwned() bool {
 	return e.tool.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST
 }
 
-// lightTool returns t without its input schema struct: the schema goes to
-// the unknown fields as wire bytes. t is not modified. A schema that cannot
-// be encoded (invalid UTF-8 in a string, which only an in-process caller
-// can send: gRPC refuses such messages) is kept as a Struct.
-func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
-	l := proto.CloneOf(t)
+// makeLight moves t's input schema from the Struct to the unknown fields,
+// as wire bytes, in place. A schema that cannot be encoded (invalid UTF-8
+// in a string, which only an in-process caller can send: gRPC refuses such
+// messages) is kept as a Struct.
+func makeLight(t *tooldexv1.Tool) {
 	s := t.GetInputSchema()
 	if s == nil {
-		return l
+		return
 	}
 	opts := proto.MarshalOptions{Deterministic: true}
 	n := opts.Size(s)
@@ -72,11 +71,50 @@ func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
 	raw = protowire.AppendVarint(raw, uint64(n))
 	raw, err := opts.MarshalAppend(raw, s)
 	if err != nil || len(raw) != cap(raw) {
-		return l
+		return
 	}
-	l.InputSchema = nil
-	l.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
+	t.InputSchema = nil
+	t.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
+}
+
+// lightTool returns a light copy of t (see makeLight).
+func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
+	l := proto.CloneOf(t)
+	makeLight(l)
 	return l
+}
+
+// sources interns tool sources: most tools of a catalog share one, and a
+// stored tool's source is never modified.
+type sources struct {
+	mu sync.Mutex
+	m  map[sourceKey]*tooldexv1.ToolSource
+}
+
+type sourceKey struct {
+	origin tooldexv1.Origin
+	id     string
+}
+
+// intern returns the shared source equal to src (nil for nil). src must
+// not be modified afterwards, nor the result.
+func (ss *sources) intern(src *tooldexv1.ToolSource) *tooldexv1.ToolSource {
+	if src == nil || len(src.ProtoReflect().GetUnknown()) > 0 {
+		return src
+	}
+	k := sourceKey{src.GetOrigin(), src.GetId()}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if v := ss.m[k]; v != nil {
+		return v
+	}
+	if ss.m == nil {
+		ss.m = make(map[sourceKey]*tooldexv1.ToolSource)
+	}
+	if len(ss.m) < 4096 { // a bound: sources are few, ids should not be
+		ss.m[k] = src
+	}
+	return src
 }
 
 // full returns the tool as registered, with its input schema as a Struct.
@@ -155,11 +193,12 @@ func (l *lazySchema) Validate(instance any) error {
 	return l.sch.Validate(instance)
 }
 
-// docOf converts a full tool to what the index needs.
-func docOf(t *tooldexv1.Tool) index.Doc {
+// docOf converts a tool to what the index needs; schema is its input
+// schema decoded (nil when it has none).
+func docOf(t *tooldexv1.Tool, schema map[string]any) index.Doc {
 	var params string
-	if sch := t.GetInputSchema(); sch != nil {
-		params = index.ParamText(sch.AsMap())
+	if schema != nil {
+		params = index.ParamText(schema)
 	}
 	return index.Doc{
 		Name:        t.GetName(),

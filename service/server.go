@@ -58,6 +58,9 @@ type Server struct {
 	hostsCtx   context.Context
 	closeHosts context.CancelFunc
 
+	// sources interns the stored tools' sources.
+	sources sources
+
 	// mu guards tools and orders catalog changes with index updates.
 	mu    sync.RWMutex
 	tools map[string]*entry
@@ -221,16 +224,21 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 		}
 	}
 	c.Loading = s.policy.loading(c)
-	doc := docOf(c)
-	light := lightTool(c)
+	c.Source = s.sources.intern(c.Source)
+	var schema map[string]any // decoded once for the index and the fast path
+	if c.GetInputSchema() != nil {
+		schema = c.GetInputSchema().AsMap()
+	}
+	doc := docOf(c, schema)
 	e := &entry{
-		tool: light, doc: &doc,
-		oneLine: oneLine(light.GetDescription()), params: paramSummary(c.GetInputSchema()),
+		tool: c, doc: &doc,
+		oneLine: oneLine(c.GetDescription()), params: paramSummary(c.GetInputSchema()),
 	}
 	if sch != nil {
-		e.schema = &lazySchema{tool: light}
-		e.fast = newFastCheck(c.GetInputSchema().AsMap())
+		e.schema = &lazySchema{tool: c}
+		e.fast = newFastCheck(schema)
 	}
+	makeLight(c) // c is ours: light in place
 	return e
 }
 
@@ -245,7 +253,12 @@ func (s *Server) put(e *entry) {
 		return
 	}
 	if doc == nil {
-		d := docOf(e.full())
+		t := e.full()
+		var schema map[string]any
+		if t.GetInputSchema() != nil {
+			schema = t.GetInputSchema().AsMap()
+		}
+		d := docOf(t, schema)
 		doc = &d
 	}
 	s.ix.Upsert(*doc)

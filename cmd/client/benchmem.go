@@ -97,13 +97,13 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	svc = nil //nolint:ineffassign,wastedassign // dropped before the next measurement
 
 	// The index alone, for its share.
-	_, heapIx0 := memNow()
+	rssIx0, heapIx0 := memNow()
 	ix := index.New(index.Config{})
 	for i := range *n {
 		t, _ := tool(i)
 		ix.Upsert(index.Doc{Name: t.GetName(), Description: t.GetDescription(), Params: index.ParamText(t.GetInputSchema().AsMap())})
 	}
-	_, heapIx1 := memNow()
+	rssIx1, heapIx1 := memNow()
 	runtime.KeepAlive(ix)
 
 	mb := func(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
@@ -118,6 +118,7 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	row("RSS grown (service)", rss1-rss0)
 	row("Go heap grown (service)", heap1-heap0)
 	row("  index (built alone)", heapIx1-heapIx0)
+	row("  index (alone), RSS grown", rssIx1-rssIx0)
 	row("  the rest (service)", (heap1-heap0)-(heapIx1-heapIx0))
 	row("process RSS", rss1)
 	var ms runtime.MemStats
