@@ -73,11 +73,30 @@ func BenchmarkExecute(b *testing.B) {
 			stop()
 			b.Fatalf("%s: %v", s.name, err)
 		}
+		warmUp(b.Context(), client)
 		b.Run(s.name+"/c1", func(b *testing.B) { benchSequential(b, client) })
 		b.Run(s.name+"/c"+strconv.Itoa(concurrency), func(b *testing.B) { benchParallel(b, client) })
 		conn.Close()
 		stop()
 	}
+}
+
+// warmUp runs calls from concurrency callers for a moment, unmeasured, so
+// that every setup is measured in the same state (connections' flow-control
+// windows grown, goroutine stacks and heap at their working size) whatever
+// ran before it.
+func warmUp(ctx context.Context, client tooldexv1.DiscoveryServiceClient) {
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				_ = call(ctx, client)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 var request = &tooldexv1.ExecuteRequest{
