@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -42,6 +43,10 @@ type entry struct {
 	// than on every search: its description's first line and its
 	// parameter summary.
 	oneLine, params string
+	// schemaText is the input schema as JSON for select: and Discover
+	// text, rendered the first time one of them lists the tool: only tools
+	// that are asked for pay for a copy.
+	schemaText atomic.Pointer[string]
 	// doc is what the index needs, kept from registration until put.
 	doc *index.Doc
 	// hosts are the host sessions serving the tool. A tool a host
@@ -75,6 +80,16 @@ func makeLight(t *tooldexv1.Tool) {
 	}
 	t.InputSchema = nil
 	t.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
+}
+
+// schemaJSON returns the tool's input schema as JSON, rendered once.
+func (e *entry) schemaJSON() string {
+	if p := e.schemaText.Load(); p != nil {
+		return *p
+	}
+	js := schemaJSON(inputSchema(e.tool))
+	e.schemaText.Store(&js)
+	return js
 }
 
 // lightTool returns a light copy of t (see makeLight).

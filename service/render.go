@@ -122,8 +122,9 @@ func appendJoined(b []byte, list []string) []byte {
 
 // renderResults lists results; entries[i] holds the rendering of
 // results[i]'s tool, prepared at registration. Schemas (select: and
-// Discover) are rendered from the stored wire bytes when asked for: the
-// catalog does not keep a JSON copy of every schema.
+// Discover) are rendered from the stored wire bytes the first time a tool
+// is listed with them (entry.schemaJSON): the catalog does not keep a JSON
+// copy of every schema.
 func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry, withSchemas bool) []byte {
 	for i, res := range results {
 		e := entries[i]
@@ -140,7 +141,7 @@ func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry
 		b = append(b, '\n')
 		if withSchemas {
 			b = append(b, "   Schema: "...)
-			b = append(b, schemaJSON(inputSchema(e.tool))...)
+			b = append(b, e.schemaJSON()...)
 			b = append(b, '\n')
 		} else if e.params != "" {
 			b = append(b, "   Params: "...)
