@@ -10,6 +10,7 @@
 //	tooldex repl                  interactive console: hint bar from Prefetch, /search, /discover, /exec
 //	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
 //	tooldex bench search [QUERY...]       Search latency percentiles and QPS against a server, next to health checks
+//	tooldex bench memory [--tools N]      resident memory and heap of the service for N replicated dataset tools (in-process)
 //
 // Every command takes --addr (env TOOLDEX_ADDR, default localhost:50051),
 // --json (protojson output for scripts) and --timeout. Errors print one line

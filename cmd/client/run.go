@@ -33,6 +33,7 @@ commands:
   hosts                   list connected tool hosts
   eval                    evaluate ranking in-process on a dataset
   bench search [QUERY]    load a server with Search calls: latency percentiles and QPS, next to health checks
+  bench memory            memory the service holds for --tools N dataset tools, in-process (no server)
   repl                    interactive console: tool hints as you type, /search, /discover, /exec (alias: chat)
 
 Run 'tooldex COMMAND -h' for a command's flags.`
