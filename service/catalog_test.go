@@ -135,7 +135,8 @@ func randTool(r *rand.Rand, name string) *tooldexv1.Tool {
 }
 
 // TestLightToolsEqualStandard checks, over random catalogs and queries,
-// that a client decodes the same Search, Discover and ListTools responses
+// that a client decodes the same Search, Discover, Prefetch and ListTools
+// responses
 // from the fast registration as from the standard one and from the
 // in-process methods, and that every tool in them is the registered one.
 func TestLightToolsEqualStandard(t *testing.T) {
@@ -227,6 +228,23 @@ func TestLightToolsEqualStandard(t *testing.T) {
 					}
 					for _, res := range db.GetResults() {
 						check("Discover "+q, res.GetTool())
+					}
+				}
+				for i := range 10 {
+					msg := randWords(r, 2+r.IntN(6))
+					pa, err := standard.Prefetch(ctx, &tooldexv1.PrefetchRequest{Message: msg, SessionId: fmt.Sprint("a", round, i)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					pb, err := fast.Prefetch(ctx, &tooldexv1.PrefetchRequest{Message: msg, SessionId: fmt.Sprint("b", round, i)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !proto.Equal(pa, pb) {
+						t.Fatalf("Prefetch(%q) differs:\nstandard %v\nfast %v", msg, pa, pb)
+					}
+					for _, res := range pb.GetResults() {
+						check("Prefetch "+msg, res.GetTool())
 					}
 				}
 				for _, lreq := range []*tooldexv1.ListToolsRequest{{}, {NamePrefix: "core"}, {Loading: tooldexv1.Loading_LOADING_CORE}} {

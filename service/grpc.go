@@ -10,8 +10,8 @@ import (
 )
 
 // RegisterDiscoveryService registers s on a gRPC server like
-// tooldexv1.RegisterDiscoveryServiceServer, except that Search, Discover
-// and ListTools send the catalog's light tools (see catalog.go) as they are
+// tooldexv1.RegisterDiscoveryServiceServer, except that Search, Discover,
+// Prefetch and ListTools send the catalog's light tools (see catalog.go) as they are
 // stored: each tool's input schema goes out as bytes encoded once at
 // registration, not as a Struct tree marshalled again on every call. What a
 // client decodes is the same message either way (service tests check it).
@@ -27,6 +27,15 @@ func RegisterDiscoveryService(r grpc.ServiceRegistrar, s *Server) {
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_Discover_FullMethodName,
 				func(s *Server, ctx context.Context, req *tooldexv1.DiscoverRequest) (any, error) {
 					return s.discover(req)
+				})
+		case "Prefetch":
+			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_Prefetch_FullMethodName,
+				func(s *Server, ctx context.Context, req *tooldexv1.PrefetchRequest) (any, error) {
+					resp, err := s.prefetch(req)
+					if err != nil {
+						return nil, s.toStatus(err)
+					}
+					return resp, nil
 				})
 		case "ListTools":
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_ListTools_FullMethodName,

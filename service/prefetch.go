@@ -149,9 +149,15 @@ func (ss *sessions) len() int {
 // the answer only if it arrives before they build the model request.
 func (s *Server) Prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
 	resp, err := s.prefetch(req)
-	return resp, s.toStatus(err)
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
+	fullResults(resp.Results)
+	return resp, nil
 }
 
+// prefetch is Prefetch with light tools (see catalog.go): what the gRPC
+// handler registered by RegisterDiscoveryService sends.
 func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
 	ve := &ValidationError{}
 	limit := int(req.GetLimit())
@@ -195,7 +201,7 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 		}
 	}
 	var entries []*entry
-	resp.Results, entries = s.results(hits)
+	resp.Results, entries = s.lightResults(hits) // light: see catalog.go
 	names := make([]string, len(resp.Results))
 	for i, r := range resp.Results {
 		names[i] = r.GetTool().GetName()

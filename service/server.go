@@ -430,14 +430,6 @@ func maxResults(n int32) (int, error) {
 	return int(n), nil
 }
 
-// results attaches the registered definitions, as full tools, to hits. A
-// tool removed between ranking and lookup is dropped.
-func (s *Server) results(hits []index.Hit) ([]*tooldexv1.SearchResult, []*entry) {
-	out, entries := s.lightResults(hits)
-	fullResults(out)
-	return out, entries
-}
-
 // fullResults replaces light tools by full ones, for in-process callers.
 func fullResults(results []*tooldexv1.SearchResult) {
 	for _, r := range results {
