@@ -156,11 +156,10 @@ type Index struct {
 	docs  map[string]*doc   // every document by name
 	core  map[*doc]bool     // core documents
 	keys  map[string][]*doc // exact-name spellings → documents
-	boost map[string][]*doc // stemmed name phrases → documents
-	// boostFirst counts the name phrases starting with each word; boostLen
-	// is the longest phrase in words.
-	boostFirst map[string]int32
-	boostLen   int
+	boost phrases           // stemmed name phrases → documents
+	// coreBoost holds the core documents' phrases alone: without a name
+	// boost, deferred documents' phrases do not matter to a search.
+	coreBoost phrases
 
 	tf vocab // TF-IDF terms of deferred documents
 	// flen sums the field lengths (in terms) of deferred documents, for
@@ -173,7 +172,13 @@ type Index struct {
 	shards    []*shard
 	nDeferred int
 
-	prep sync.Pool // *prepScratch
+	prep  sync.Pool // *prepScratch
+	prune sync.Pool // *pruneScratch
+
+	// exhaustive switches dynamic pruning off and pruneStats, when set,
+	// counts pruned searches (tests compare both paths).
+	exhaustive bool
+	pruneStats *pruneStats
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.
@@ -192,7 +197,7 @@ type doc struct {
 
 	terms     []docTerm // TF-IDF terms, sorted by term text
 	stat      docStat
-	kw        []docWord
+	kw        []docWord // keyword words, sorted by id
 	parts     []string
 	keys      []string
 	boostKeys []string
@@ -213,9 +218,8 @@ type pendingText struct {
 }
 
 type docTerm struct {
-	id  uint32
-	pos uint32 // position in the shard's posting list
-	tf  tfs
+	id uint32
+	tf tfs
 }
 
 // Text fields, in the order of tfs.
@@ -239,7 +243,6 @@ type docStat struct {
 
 type docWord struct {
 	id   uint32
-	pos  uint32
 	mask uint8
 }
 
@@ -251,9 +254,17 @@ const (
 	fieldPartial // scratch only: a name part contains the term
 )
 
+// A shard's slots are allocated in order and never reused, so every
+// posting list is sorted by slot. Removing a document tombstones its slot
+// (docs[slot] nil, a dead bit) and leaves its postings in place; a list is
+// compacted when more than half of it is dead, and the shard is renumbered
+// when it has more dead slots than live ones (plus renumberSlack). Both
+// are amortised over the removals that caused them, so an update costs
+// work proportional to the document.
 type shard struct {
-	docs []*doc
-	free []int32
+	docs  []*doc
+	dead  []uint64 // bit per slot
+	nDead int
 	// stat holds each slot's field lengths and largest counts, beside
 	// the postings so that scoring never dereferences a document.
 	stat []docStat
@@ -262,9 +273,17 @@ type shard struct {
 	// atomics, under the read lock.
 	normEp []uint64
 	norm   []uint64   // float64 bits
-	tf     [][]tfPost // by term id
-	kw     [][]kwPost // by word id
-	pool   sync.Pool  // *scratch
+	tf     [][]tfPost // by term id, sorted by slot
+	kw     [][]kwPost // by word id, sorted by slot
+	// tfDead and kwDead count the dead postings of each list.
+	tfDead []int32
+	kwDead []int32
+	pool   sync.Pool // *scratch
+}
+
+// isDead reports whether slot holds a removed document.
+func (sh *shard) isDead(slot uint32) bool {
+	return sh.dead[slot>>6]&(1<<(slot&63)) != 0
 }
 
 type tfPost struct {
@@ -281,19 +300,19 @@ type kwPost struct {
 func New(cfg Config) *Index {
 	cfg = cfg.withDefaults()
 	ix := &Index{
-		cfg:        cfg,
-		an:         analysis.New(),
-		seed:       maphash.MakeSeed(),
-		epoch:      1,
-		docs:       make(map[string]*doc),
-		core:       make(map[*doc]bool),
-		keys:       make(map[string][]*doc),
-		boost:      make(map[string][]*doc),
-		boostFirst: make(map[string]int32),
-		tf:         newVocab(),
-		kw:         newVocab(),
-		parts:      parts{count: make(map[string]int32), grams: make(map[string][]string)},
-		partCache:  make(map[string][]uint32),
+		cfg:       cfg,
+		an:        analysis.New(),
+		seed:      maphash.MakeSeed(),
+		epoch:     1,
+		docs:      make(map[string]*doc),
+		core:      make(map[*doc]bool),
+		keys:      make(map[string][]*doc),
+		boost:     newPhrases(),
+		coreBoost: newPhrases(),
+		tf:        newVocab(),
+		kw:        newVocab(),
+		parts:     parts{count: make(map[string]int32), grams: make(map[string][]string)},
+		partCache: make(map[string][]uint32),
 	}
 	ix.shards = make([]*shard, cfg.Shards)
 	for i := range ix.shards {

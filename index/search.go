@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -233,8 +234,9 @@ type plan struct {
 
 type qterm struct {
 	id  uint32
-	w   float64 // query tf × idf
+	w   float64 // query term count (BM25F) or count × idf (cosine)
 	idf float64
+	qw  float64 // w × idf
 	cjk bool
 }
 
@@ -316,10 +318,15 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 				p.cjkTerms++
 			}
 			if idf > 0 {
-				p.tf = append(p.tf, qterm{id: id, w: w, idf: idf, cjk: cjk})
+				p.tf = append(p.tf, qterm{id: id, w: w, idf: idf, qw: w * idf, cjk: cjk})
 			}
 		}
 		p.qnorm = math.Sqrt(p.qnorm)
+		if p.scorer == ScorerBM25F {
+			// Contributions are summed by descending weight, the
+			// order the pruned search meets them in (see prune.go).
+			slices.SortStableFunc(p.tf, func(a, b qterm) int { return cmp.Compare(b.qw, a.qw) })
+		}
 	} else {
 		p.boost = nil
 	}
@@ -387,6 +394,7 @@ func (ix *Index) partial(word string) []uint32 {
 			ids = append(ids, id)
 		}
 	}
+	slices.Sort(ids) // the pruned search looks ids up
 	ix.partMu.Lock()
 	if ix.partEpoch == ix.parts.epoch && len(ix.partCache) < maxPartCache {
 		ix.partCache[word] = ids
@@ -402,7 +410,11 @@ const maxPartCache = 1 << 14
 // whole words of the query: deferred ones by shard slot, core ones apart.
 // Only words that start some name phrase open a window.
 func (ix *Index) boosted(toks []analysis.Token) (slots [][]int32, core []*doc) {
-	if len(ix.boost) == 0 {
+	ps := &ix.boost
+	if ix.cfg.NameBoost <= 0 {
+		ps = &ix.coreBoost // deferred documents get no boost
+	}
+	if len(ps.docs) == 0 {
 		return nil, nil
 	}
 	var words []string
@@ -417,11 +429,11 @@ func (ix *Index) boosted(toks []analysis.Token) (slots [][]int32, core []*doc) {
 	}
 	var b strings.Builder
 	for i, w := range words {
-		if ix.boostFirst[w] == 0 {
+		if ps.first[w] == 0 {
 			continue
 		}
 		b.Reset()
-		for j := i; j < len(words) && j < i+ix.boostLen; j++ {
+		for j := i; j < len(words) && j < i+ps.maxLen; j++ {
 			if words[j] == "" {
 				break
 			}
@@ -429,7 +441,7 @@ func (ix *Index) boosted(toks []analysis.Token) (slots [][]int32, core []*doc) {
 				b.WriteByte(' ')
 			}
 			b.WriteString(words[j])
-			for _, d := range ix.boost[b.String()] {
+			for _, d := range ps.docs[b.String()] {
 				if d.core {
 					core = append(core, d)
 					continue
@@ -471,6 +483,9 @@ func (ix *Index) coreMentions(p *plan, exclude []*doc) []string {
 func (ix *Index) rank(p *plan) []Hit {
 	if p.n <= 0 || p.noMatch || (len(p.tf) == 0 && len(p.kw) == 0 && p.boost == nil) {
 		return nil
+	}
+	if ix.prunable(p) {
+		return ix.rankPruned(p)
 	}
 	tops := make([][]Hit, len(ix.shards))
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
@@ -559,27 +574,23 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			s.touched = append(s.touched, int32(slot))
 		}
 	}
-	// Text scores, summed in query-term order.
+	// Text scores, summed in the plan's term order.
 	bm25 := p.scorer == ScorerBM25F
 	for _, q := range p.tf {
 		if int(q.id) >= len(sh.tf) {
 			continue
 		}
-		qw := q.w * q.idf
 		for _, post := range sh.tf[q.id] {
 			slot := post.slot
+			if sh.isDead(slot) {
+				continue
+			}
 			touch(slot)
 			st := &sh.stat[slot]
 			if bm25 {
-				var x float64
-				for f, c := range post.tf {
-					if c != 0 {
-						x += float64(c) * p.fw[f] / (p.b1 + p.bl[f]*float64(st.flen[f]))
-					}
-				}
-				s.acc[slot] += qw * x / (p.k1 + x)
+				s.acc[slot] += p.bm25(post.tf, st, q.qw)
 			} else {
-				s.acc[slot] += qw * cosWeight(post.tf, st, &p.fw)
+				s.acc[slot] += q.qw * cosWeight(post.tf, st, &p.fw)
 			}
 			if q.cjk {
 				s.cjk[slot]++
@@ -600,20 +611,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		for _, slot := range s.tterm {
 			bits := s.term[slot]
 			s.term[slot] = 0
-			mcp := sh.docs[slot].mcp
-			pts := 0
-			switch {
-			case bits&fieldName != 0:
-				pts += pick(mcp, 12, 10)
-			case bits&fieldPartial != 0:
-				pts += pick(mcp, 6, 5)
-			}
-			if bits&fieldHint != 0 {
-				pts += 4
-			}
-			if bits&fieldDesc != 0 {
-				pts += 2
-			}
+			pts := keywordPoints(bits, sh.docs[slot].mcp)
 			if pts == 0 {
 				continue
 			}
@@ -677,7 +675,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 // document, listing the documents in s.tterm.
 func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	mark := func(slot uint32, bits uint8) {
-		if bits == 0 {
+		if bits == 0 || sh.isDead(slot) {
 			return
 		}
 		if s.term[slot] == 0 {
@@ -782,6 +780,39 @@ func insertTop(top []Hit, h Hit, n int) []Hit {
 	copy(top[i+1:], top[i:])
 	top[i] = h
 	return top
+}
+
+// bm25 is the BM25F contribution of one query term (qw = count × idf) to
+// a document with field counts tf and statistics st. Both the exhaustive
+// and the pruned search call it, so that their sums agree to the bit; the
+// conversions keep the compiler from fusing multiplications and additions.
+func (p *plan) bm25(tf tfs, st *docStat, qw float64) float64 {
+	var x float64
+	for f, c := range tf {
+		if c != 0 {
+			x += float64(c) * p.fw[f] / float64(p.b1+float64(p.bl[f]*float64(st.flen[f])))
+		}
+	}
+	return float64(qw*x) / float64(p.k1+x)
+}
+
+// keywordPoints are the points of one keyword term matching fields bits of
+// a document.
+func keywordPoints(bits uint8, mcp bool) int {
+	pts := 0
+	switch {
+	case bits&fieldName != 0:
+		pts += pick(mcp, 12, 10)
+	case bits&fieldPartial != 0:
+		pts += pick(mcp, 6, 5)
+	}
+	if bits&fieldHint != 0 {
+		pts += 4
+	}
+	if bits&fieldDesc != 0 {
+		pts += 2
+	}
+	return pts
 }
 
 func pick(c bool, a, b int) int {

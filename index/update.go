@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -146,26 +147,7 @@ func trigrams(s string) []string {
 func (ix *Index) add(d *doc) {
 	ix.addMeta(d)
 	if !d.core {
-		sh := ix.shards[d.shard]
-		if n := len(sh.free); n > 0 {
-			d.slot = sh.free[n-1]
-			sh.free = sh.free[:n-1]
-			sh.docs[d.slot] = d
-			sh.stat[d.slot] = d.stat
-		} else {
-			d.slot = int32(len(sh.docs))
-			sh.docs = append(sh.docs, d)
-			sh.stat = append(sh.stat, d.stat)
-			sh.normEp = append(sh.normEp, 0)
-			sh.norm = append(sh.norm, 0)
-		}
-		ix.countLen(d, true)
-		for i, t := range d.pending.terms {
-			ix.addTerm(sh, d, i, t)
-		}
-		for i, w := range d.pending.words {
-			ix.addWord(sh, d, i, w)
-		}
+		ix.place(d)
 	}
 	d.pending = nil
 }
@@ -173,25 +155,14 @@ func (ix *Index) add(d *doc) {
 // remove deletes a document. The caller holds the write lock.
 func (ix *Index) remove(d *doc) {
 	ix.removeMeta(d)
-	if d.core {
-		return
+	if !d.core {
+		ix.bury(d)
 	}
-	sh := ix.shards[d.shard]
-	ix.countLen(d, false)
-	for _, t := range d.terms {
-		ix.removeTerm(sh, t)
-	}
-	for _, w := range d.kw {
-		ix.removeWord(sh, w)
-	}
-	sh.docs[d.slot] = nil
-	sh.free = append(sh.free, d.slot)
 }
 
-// replace swaps deferred document old for d of the same name in place: d
-// takes old's slot, postings of terms both versions have are updated where
-// they are, and only the terms that differ are removed or added. Replacing
-// a tool with a slightly changed version so touches few posting lists.
+// replace swaps deferred document old for d of the same name: d takes a
+// new slot at the end of its shard (so that posting lists stay sorted by
+// slot) and old's slot is tombstoned.
 func (ix *Index) replace(old, d *doc) {
 	if slices.Equal(old.keys, d.keys) && slices.Equal(old.boostKeys, d.boostKeys) && slices.Equal(old.parts, d.parts) {
 		// Same names: swap the document in place in every list.
@@ -200,56 +171,143 @@ func (ix *Index) replace(old, d *doc) {
 			swapDoc(ix.keys[k], old, d)
 		}
 		for _, k := range d.boostKeys {
-			swapDoc(ix.boost[k], old, d)
+			swapDoc(ix.boost.docs[k], old, d)
 		}
 		d.shard = old.shard
 	} else {
 		ix.removeMeta(old)
 		ix.addMeta(d)
 	}
-	sh := ix.shards[d.shard]
-	ix.countLen(old, false)
-	ix.countLen(d, true)
-	d.slot = old.slot
-	sh.docs[d.slot] = d
-	sh.stat[d.slot] = d.stat
-	i := 0
-	for j, t := range d.pending.terms {
-		for i < len(old.terms) && ix.tf.strs[old.terms[i].id] < t {
-			ix.removeTerm(sh, old.terms[i])
-			i++
-		}
-		if i < len(old.terms) && ix.tf.strs[old.terms[i].id] == t {
-			o := old.terms[i]
-			d.terms[j].id, d.terms[j].pos = o.id, o.pos
-			sh.tf[o.id][o.pos].tf = d.terms[j].tf
-			i++
-			continue
-		}
-		ix.addTerm(sh, d, j, t)
-	}
-	for ; i < len(old.terms); i++ {
-		ix.removeTerm(sh, old.terms[i])
-	}
-	i = 0
-	for j, w := range d.pending.words {
-		for i < len(old.kw) && ix.kw.strs[old.kw[i].id] < w {
-			ix.removeWord(sh, old.kw[i])
-			i++
-		}
-		if i < len(old.kw) && ix.kw.strs[old.kw[i].id] == w {
-			o := old.kw[i]
-			d.kw[j].id, d.kw[j].pos = o.id, o.pos
-			sh.kw[o.id][o.pos].mask = d.kw[j].mask
-			i++
-			continue
-		}
-		ix.addWord(sh, d, j, w)
-	}
-	for ; i < len(old.kw); i++ {
-		ix.removeWord(sh, old.kw[i])
-	}
+	// Add first, so that the terms both versions share keep their ids.
+	ix.place(d)
+	ix.bury(old)
 	d.pending = nil
+}
+
+// renumberSlack is how many more dead slots than live ones a shard keeps
+// before it is renumbered.
+const renumberSlack = 64
+
+// place gives deferred document d the next slot of its shard and appends
+// its postings.
+func (ix *Index) place(d *doc) {
+	sh := ix.shards[d.shard]
+	d.slot = int32(len(sh.docs))
+	sh.docs = append(sh.docs, d)
+	sh.stat = append(sh.stat, d.stat)
+	sh.normEp = append(sh.normEp, 0)
+	sh.norm = append(sh.norm, 0)
+	if n := (len(sh.docs) + 63) / 64; len(sh.dead) < n {
+		sh.dead = append(sh.dead, 0)
+	}
+	ix.countLen(d, true)
+	for i, t := range d.pending.terms {
+		ix.addTerm(sh, d, i, t)
+	}
+	for i, w := range d.pending.words {
+		ix.addWord(sh, d, i, w)
+	}
+	slices.SortFunc(d.kw, func(a, b docWord) int { return cmp.Compare(a.id, b.id) })
+}
+
+// bury tombstones deferred document d: its statistics leave the totals at
+// once, its postings stay until their lists are compacted.
+func (ix *Index) bury(d *doc) {
+	sh := ix.shards[d.shard]
+	ix.countLen(d, false)
+	slot := uint32(d.slot)
+	sh.docs[slot] = nil
+	sh.dead[slot>>6] |= 1 << (slot & 63)
+	sh.nDead++
+	for _, t := range d.terms {
+		ix.tf.unref(t.id)
+		if sh.tfDead[t.id]++; 2*int(sh.tfDead[t.id]) > len(sh.tf[t.id]) {
+			sh.tf[t.id] = compact(sh, sh.tf[t.id])
+			sh.tfDead[t.id] = 0
+		}
+	}
+	for _, w := range d.kw {
+		ix.kw.unref(w.id)
+		if sh.kwDead[w.id]++; 2*int(sh.kwDead[w.id]) > len(sh.kw[w.id]) {
+			sh.kw[w.id] = compact(sh, sh.kw[w.id])
+			sh.kwDead[w.id] = 0
+		}
+	}
+	if sh.nDead > len(sh.docs)-sh.nDead+renumberSlack {
+		sh.renumber()
+	}
+}
+
+// compact drops the postings of dead slots from list. A list left mostly
+// empty gets a new, smaller array.
+func compact[P interface{ docSlot() uint32 }](sh *shard, list []P) []P {
+	k := 0
+	for _, p := range list {
+		if !sh.isDead(p.docSlot()) {
+			list[k] = p
+			k++
+		}
+	}
+	switch {
+	case k == 0:
+		return nil
+	case k < cap(list)/4:
+		return slices.Clone(list[:k])
+	}
+	return list[:k]
+}
+
+// renumber gives the live documents of the shard consecutive slots, in
+// their order, and drops every dead posting.
+func (sh *shard) renumber() {
+	remap := make([]uint32, len(sh.docs))
+	n := 0
+	for s, d := range sh.docs {
+		if d == nil {
+			continue
+		}
+		remap[s] = uint32(n)
+		sh.docs[n] = d
+		sh.stat[n] = sh.stat[s]
+		d.slot = int32(n)
+		n++
+	}
+	for id, list := range sh.tf {
+		k := 0
+		for _, p := range list {
+			if !sh.isDead(p.slot) {
+				list[k] = tfPost{slot: remap[p.slot], tf: p.tf}
+				k++
+			}
+		}
+		sh.tf[id] = slices.Clip(list[:k])
+		if k == 0 {
+			sh.tf[id] = nil
+		}
+		sh.tfDead[id] = 0
+	}
+	for id, list := range sh.kw {
+		k := 0
+		for _, p := range list {
+			if !sh.isDead(p.slot) {
+				list[k] = kwPost{slot: remap[p.slot], mask: p.mask}
+				k++
+			}
+		}
+		sh.kw[id] = slices.Clip(list[:k])
+		if k == 0 {
+			sh.kw[id] = nil
+		}
+		sh.kwDead[id] = 0
+	}
+	clear(sh.docs[n:])
+	sh.docs = slices.Clip(sh.docs[:n])
+	sh.stat = slices.Clip(sh.stat[:n])
+	// Cached cosine lengths are recomputed on demand.
+	sh.normEp = make([]uint64, n)
+	sh.norm = make([]uint64, n)
+	sh.dead = make([]uint64, (n+63)/64)
+	sh.nDead = 0
 }
 
 // countLen adds d's field lengths to the totals, or takes them away.
@@ -271,10 +329,10 @@ func (ix *Index) addMeta(d *doc) {
 		ix.keys[k] = insertByKeyOrder(ix.keys[k], d)
 	}
 	for _, k := range d.boostKeys {
-		ix.boost[k] = append(ix.boost[k], d)
-		first, _, _ := strings.Cut(k, " ")
-		ix.boostFirst[first]++
-		ix.boostLen = max(ix.boostLen, strings.Count(k, " ")+1)
+		ix.boost.add(k, d)
+		if d.core {
+			ix.coreBoost.add(k, d)
+		}
 	}
 	if d.core {
 		ix.core[d] = true
@@ -297,13 +355,9 @@ func (ix *Index) removeMeta(d *doc) {
 		}
 	}
 	for _, k := range d.boostKeys {
-		ix.boost[k] = without(ix.boost[k], d)
-		if len(ix.boost[k]) == 0 {
-			delete(ix.boost, k)
-		}
-		first, _, _ := strings.Cut(k, " ")
-		if ix.boostFirst[first]--; ix.boostFirst[first] == 0 {
-			delete(ix.boostFirst, first)
+		ix.boost.remove(k, d)
+		if d.core {
+			ix.coreBoost.remove(k, d)
 		}
 	}
 	if d.core {
@@ -321,21 +375,10 @@ func (ix *Index) addTerm(sh *shard, d *doc, i int, t string) {
 	id := ix.tf.ref(t)
 	for int(id) >= len(sh.tf) {
 		sh.tf = append(sh.tf, nil)
+		sh.tfDead = append(sh.tfDead, 0)
 	}
 	d.terms[i].id = id
-	d.terms[i].pos = uint32(len(sh.tf[id]))
 	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), tf: d.terms[i].tf})
-}
-
-// removeTerm removes a TF-IDF posting and fixes the position of the
-// posting moved into its place.
-func (ix *Index) removeTerm(sh *shard, t docTerm) {
-	var moved int32
-	if sh.tf[t.id], moved = swapRemove(sh.tf[t.id], t.pos); moved >= 0 {
-		md := sh.docs[moved]
-		md.terms[slices.IndexFunc(md.terms, func(x docTerm) bool { return x.id == t.id })].pos = t.pos
-	}
-	ix.tf.unref(t.id)
 }
 
 // addWord appends d's posting for its i-th keyword word, text w.
@@ -343,20 +386,41 @@ func (ix *Index) addWord(sh *shard, d *doc, i int, w string) {
 	id := ix.kw.ref(w)
 	for int(id) >= len(sh.kw) {
 		sh.kw = append(sh.kw, nil)
+		sh.kwDead = append(sh.kwDead, 0)
 	}
 	d.kw[i].id = id
-	d.kw[i].pos = uint32(len(sh.kw[id]))
 	sh.kw[id] = append(sh.kw[id], kwPost{slot: uint32(d.slot), mask: d.kw[i].mask})
 }
 
-// removeWord removes a keyword posting and fixes the moved one.
-func (ix *Index) removeWord(sh *shard, w docWord) {
-	var moved int32
-	if sh.kw[w.id], moved = swapRemove(sh.kw[w.id], w.pos); moved >= 0 {
-		md := sh.docs[moved]
-		md.kw[slices.IndexFunc(md.kw, func(x docWord) bool { return x.id == w.id })].pos = w.pos
+// phrases maps stemmed name phrases to the documents they name.
+type phrases struct {
+	docs map[string][]*doc
+	// first counts the phrases starting with each word; maxLen is the
+	// longest phrase in words.
+	first  map[string]int32
+	maxLen int
+}
+
+func newPhrases() phrases {
+	return phrases{docs: make(map[string][]*doc), first: make(map[string]int32)}
+}
+
+func (ps *phrases) add(k string, d *doc) {
+	ps.docs[k] = append(ps.docs[k], d)
+	first, _, _ := strings.Cut(k, " ")
+	ps.first[first]++
+	ps.maxLen = max(ps.maxLen, strings.Count(k, " ")+1)
+}
+
+func (ps *phrases) remove(k string, d *doc) {
+	ps.docs[k] = without(ps.docs[k], d)
+	if len(ps.docs[k]) == 0 {
+		delete(ps.docs, k)
 	}
-	ix.kw.unref(w.id)
+	first, _, _ := strings.Cut(k, " ")
+	if ps.first[first]--; ps.first[first] == 0 {
+		delete(ps.first, first)
+	}
 }
 
 // insertByKeyOrder adds d to the documents of one exact-name spelling,
@@ -373,19 +437,6 @@ func insertByKeyOrder(list []*doc, d *doc) []*doc {
 		return strings.Compare(a.name, b.name)
 	})
 	return slices.Insert(list, i, d)
-}
-
-// swapRemove removes list[pos] by moving the last entry into its place. It
-// returns the shorter list and the slot of the moved entry's document, or
-// -1 when nothing moved; the caller updates that document's position.
-func swapRemove[P interface{ docSlot() uint32 }](list []P, pos uint32) ([]P, int32) {
-	last := len(list) - 1
-	moved := int32(-1)
-	if int(pos) != last {
-		list[pos] = list[last]
-		moved = int32(list[pos].docSlot())
-	}
-	return list[:last], moved
 }
 
 func (p tfPost) docSlot() uint32 { return p.slot }

@@ -1,0 +1,640 @@
+package index
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Dynamic pruning (MaxScore) for the BM25F scorer.
+//
+// The hybrid score wk × keyword + wt × text is monotone in every query
+// term's BM25F contribution and in every keyword term's score. A text term
+// contributes less than its weight qw = count × idf (x / (k1 + x) < 1) and
+// a keyword term at most 1 to the keyword sum, so a document whose text
+// contributions sum to at most R and whose keyword terms' scores sum to at
+// most K scores at most bound(R, K) = wk × K / known + wt × sqrt(min(1,
+// R / ideal)). Terms are taken as non-essential, text terms by ascending
+// weight and keyword terms by descending posting count, while the bound of
+// all of them together stays under the current n-th best score θ: a
+// document found only in their lists cannot enter the top n, so only the
+// lists of the essential terms are scanned.
+//
+// They are scanned term at a time in windows of slots (the lists are
+// sorted by slot), adding the essential text contributions and bounding
+// each essential keyword term by the fields its postings name. Each
+// document seen is checked against the bound, then looked up in the
+// non-essential text lists (galloping forward) while the bound stays at
+// or above θ, then in the non-essential keyword terms' lists. The text
+// contributions are so added by descending weight, essential terms first;
+// the exhaustive search adds them in the same order (compile sorts the
+// terms so), so the sums agree to the bit. The survivors of a window are
+// finished best bound first: the keyword score is computed for them alone,
+// from the document's own word list, until the bound falls under θ.
+//
+// Queries with required terms, CJK terms or a name boost, keyword-only
+// searches and the cosine scorer run exhaustively.
+
+const (
+	// boundSlack inflates bounds so that rounding never makes one smaller
+	// than the score it bounds.
+	boundSlack = 1e-9
+	// Window sizes of the term-at-a-time scan: small at first, while θ is
+	// still rising, then growing.
+	minWindow = 256
+	maxWindow = 4096
+)
+
+// pruneQuery is the query-wide part of a pruned search, shared by the
+// shards.
+type pruneQuery struct {
+	order []int     // text term indices by weight, ascending
+	pre   []float64 // pre[k]: the sum of the first k weights of order
+	kw    *kwQuery
+	theta atomic.Uint64
+}
+
+// pruneStats counts pruned searches (tests).
+type pruneStats struct {
+	pruned atomic.Int64
+}
+
+// kwList is one posting list of a keyword term: a posting can match the
+// term in the fields mask & need, or in the name as a partial match when
+// partial is set.
+type kwList struct {
+	list    []kwPost
+	need    uint8
+	partial bool
+	pos     int
+}
+
+type pruneScratch struct {
+	acc   [maxWindow]float64
+	kwub  [maxWindow]float64 // bound on the essential keyword terms' sum
+	bits  [maxWindow]uint8   // fields the current keyword term may match
+	tt    []int32            // slots the current keyword term lists
+	pmask [maxWindow]uint64  // non-essential keyword terms matching partially
+	pt    []int32            // slots with pmask set
+	seen  [maxWindow / 64]uint64
+	lists [][]tfPost
+	win   []int // per text term: the next posting of the window scan
+	cur   []int // per text term: the lookup cursor
+	kl    []kwList
+	cand  []candidate
+	kbits []uint8 // per keyword term
+	masks []uint8 // per kwQuery id
+	kfrom []int   // keyword term j's lists are kl[kfrom[j]:kfrom[j+1]]
+	kord  []int   // keyword terms by posting count, descending
+	kvol  []int
+}
+
+// prunable reports whether the plan can run pruned.
+func (ix *Index) prunable(p *plan) bool {
+	return !ix.exhaustive && p.scorer == ScorerBM25F && p.wt > 0 && len(p.tf) > 0 && p.ideal > 0 &&
+		p.reqAll == 0 && p.cjkTerms == 0 && (p.boost == nil || p.boostMin <= 0) && len(p.kw) < math.MaxUint16
+}
+
+// rankPruned ranks with dynamic pruning.
+func (ix *Index) rankPruned(p *plan) []Hit {
+	nt := len(p.tf)
+	// p.tf is sorted by descending weight: order is its reverse.
+	q := &pruneQuery{order: make([]int, nt), pre: make([]float64, nt+1), kw: newKwQuery(p.kw)}
+	for i := range q.order {
+		q.order[i] = nt - 1 - i
+	}
+	for k, i := range q.order {
+		q.pre[k+1] = q.pre[k] + p.tf[i].qw
+	}
+	tops := make([][]Hit, len(ix.shards))
+	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
+		var wg sync.WaitGroup
+		for i := range ix.shards {
+			wg.Go(func() { tops[i] = ix.pruneShard(i, p, q) })
+		}
+		wg.Wait()
+	} else {
+		for i := range ix.shards {
+			tops[i] = ix.pruneShard(i, p, q)
+		}
+	}
+	var all []Hit
+	for _, t := range tops {
+		all = append(all, t...)
+	}
+	slices.SortFunc(all, compareHits)
+	if ix.pruneStats != nil {
+		ix.pruneStats.pruned.Add(1)
+	}
+	return all[:min(p.n, len(all))]
+}
+
+// bound is the highest score of a document whose text contributions sum
+// to at most r and whose keyword terms' scores sum to at most k.
+func (p *plan) bound(r, k float64) float64 {
+	t := math.Sqrt(min(1, r*(1+boundSlack)/p.ideal))
+	if t < p.minTF {
+		t = 0
+	}
+	var kw float64
+	if p.known > 0 {
+		kw = min(k, float64(p.known)) / float64(p.known)
+	}
+	return (p.wk*kw + p.wt*t) * (1 + boundSlack)
+}
+
+// keywordBound bounds the score of one keyword term matching fields bits
+// (MCP names score the most).
+func keywordBound(bits uint8) float64 {
+	return math.Sqrt(float64(min(keywordPoints(bits, true), keywordFull)) / keywordFull)
+}
+
+func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
+	sh := ix.shards[i]
+	nt, nk := len(p.tf), len(p.kw)
+	sc, _ := ix.prune.Get().(*pruneScratch)
+	if sc == nil {
+		sc = &pruneScratch{}
+	}
+	defer ix.prune.Put(sc)
+	sc.lists, sc.win, sc.cur = sc.lists[:0], sc.win[:0], sc.cur[:0]
+	for _, t := range p.tf {
+		var l []tfPost
+		if int(t.id) < len(sh.tf) {
+			l = sh.tf[t.id]
+		}
+		sc.lists = append(sc.lists, l)
+		sc.win = append(sc.win, 0)
+		sc.cur = append(sc.cur, 0)
+	}
+	// Keyword terms: the lists a matching document is in.
+	sc.kl, sc.kfrom, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kord[:0], sc.kvol[:0]
+	addKw := func(id uint32, need uint8) int {
+		if int(id) < len(sh.kw) && len(sh.kw[id]) > 0 {
+			sc.kl = append(sc.kl, kwList{list: sh.kw[id], need: need, partial: need == fieldPartial})
+			return len(sh.kw[id])
+		}
+		return 0
+	}
+	for j, t := range p.kw {
+		sc.kfrom = append(sc.kfrom, len(sc.kl))
+		vol := 0
+		switch {
+		case len(t.words) == 1:
+			vol += addKw(t.words[0], 0xff)
+		case len(t.words) > 1:
+			vol += addKw(t.words[0], pick8(t.identifier, fieldName, 0xff))
+		}
+		if t.whole >= 0 {
+			vol += addKw(uint32(t.whole), fieldHint|fieldDesc)
+		}
+		for _, id := range t.partial {
+			vol += addKw(id, fieldPartial)
+		}
+		sc.kord = append(sc.kord, j)
+		sc.kvol = append(sc.kvol, vol)
+	}
+	sc.kfrom = append(sc.kfrom, len(sc.kl))
+	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
+	lists, win, cur := sc.lists, sc.win, sc.cur
+	order, pre := q.order, q.pre
+
+	var top []Hit
+	theta := func() float64 {
+		th := math.Float64frombits(q.theta.Load())
+		if len(top) == p.n {
+			th = max(th, top[p.n-1].Score)
+		}
+		return th
+	}
+	th := theta()
+	net, nek := 0, 0 // non-essential terms: order[:net], kord[:nek]
+	nslots := len(sh.docs)
+	w := minWindow
+	for lo := 0; lo < nslots; lo += w {
+		w = min(2*w, maxWindow)
+		th = theta()
+		for {
+			canT := net < nt && p.bound(pre[net+1], float64(nek)) < th
+			canK := nek < nk && p.bound(pre[net], float64(nek+1)) < th
+			switch {
+			case canT && (!canK || len(lists[order[net]]) >= sc.kvol[sc.kord[nek]]):
+				net++
+				continue
+			case canK:
+				nek++
+				continue
+			}
+			break
+		}
+		if net == nt && nek == nk {
+			break // no document left can enter
+		}
+		hi := min(lo+w, nslots)
+		// Essential terms, term at a time, by descending weight.
+		for k := nt - 1; k >= net; k-- {
+			ti := order[k]
+			l, j, qw := lists[ti], win[ti], p.tf[ti].qw
+			for ; j < len(l); j++ {
+				post := &l[j]
+				if int(post.slot) >= hi {
+					break
+				}
+				s := int(post.slot) - lo
+				sc.acc[s] += p.bm25(post.tf, &sh.stat[post.slot], qw)
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
+			win[ti] = j
+		}
+		for k := nek; k < nk; k++ {
+			tj := sc.kord[k]
+			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+				kl := &sc.kl[li]
+				j := kl.pos
+				for ; j < len(kl.list); j++ {
+					post := &kl.list[j]
+					if int(post.slot) >= hi {
+						break
+					}
+					b := post.mask & kl.need
+					if kl.partial && post.mask&fieldName != 0 {
+						b = fieldPartial
+					}
+					if b == 0 {
+						continue
+					}
+					s := int(post.slot) - lo
+					if sc.bits[s] == 0 {
+						sc.tt = append(sc.tt, int32(s))
+					}
+					sc.bits[s] |= b
+				}
+				kl.pos = j
+			}
+			for _, s := range sc.tt {
+				sc.kwub[s] += keywordBound(sc.bits[s])
+				sc.bits[s] = 0
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
+			sc.tt = sc.tt[:0]
+		}
+		// Partial name matches of the first 64 non-essential keyword
+		// terms, as bits per slot.
+		for k := range min(nek, 64) {
+			tj := sc.kord[k]
+			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+				kl := &sc.kl[li]
+				if !kl.partial {
+					continue
+				}
+				j := kl.pos
+				for ; j < len(kl.list); j++ {
+					post := &kl.list[j]
+					if int(post.slot) >= hi {
+						break
+					}
+					if post.mask&fieldName != 0 {
+						s := int(post.slot) - lo
+						if sc.pmask[s] == 0 {
+							sc.pt = append(sc.pt, int32(s))
+						}
+						sc.pmask[s] |= 1 << k
+					}
+				}
+				kl.pos = j
+			}
+		}
+		// Candidates, in slot order.
+		for wi := range (hi - lo + 63) / 64 {
+			seen := sc.seen[wi]
+			sc.seen[wi] = 0
+			for seen != 0 {
+				s := wi*64 + bits.TrailingZeros64(seen)
+				seen &= seen - 1
+				slot := uint32(lo + s)
+				a, ke := sc.acc[s], sc.kwub[s]
+				m := ke + float64(nek)
+				sc.acc[s], sc.kwub[s] = 0, 0
+				if sh.isDead(slot) || p.bound(a+pre[net], m) < th {
+					continue
+				}
+				ok := true
+				for k := net - 1; k >= 0; k-- {
+					ti := order[k]
+					l := lists[ti]
+					c := seekSlot(l, cur[ti], slot)
+					cur[ti] = c
+					if c < len(l) && l[c].slot == slot {
+						a += p.bm25(l[c].tf, &sh.stat[slot], p.tf[ti].qw)
+					}
+					if p.bound(a+pre[k], m) < th {
+						ok = false
+						break
+					}
+				}
+				if !ok {
+					continue
+				}
+				if nek > 0 {
+					// The non-essential keyword terms' fields.
+					m = ke
+					for k := range nek {
+						tj := sc.kord[k]
+						var b uint8
+						for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+							kl := &sc.kl[li]
+							switch {
+							case !kl.partial:
+								c := seekKw(kl.list, kl.pos, slot)
+								kl.pos = c
+								if c < len(kl.list) && kl.list[c].slot == slot {
+									b |= kl.list[c].mask & kl.need
+								}
+							case k >= 64 || sc.pmask[s]&(1<<k) != 0:
+								b |= fieldPartial
+							}
+						}
+						m += keywordBound(b)
+					}
+					if p.bound(a, m) < th {
+						continue
+					}
+				}
+				// a is the text sum, added by descending weight
+				// like the exhaustive search adds it.
+				var cos float64
+				if a > 0 {
+					cos = math.Sqrt(min(a/p.ideal, 1))
+				}
+				if cos < p.minTF {
+					cos = 0
+				}
+				if b := p.hybridBound(cos, m); b >= th {
+					sc.cand = append(sc.cand, candidate{slot: slot, cos: cos, bound: b})
+				}
+			}
+		}
+		for _, s := range sc.pt {
+			sc.pmask[s] = 0
+		}
+		sc.pt = sc.pt[:0]
+		// Survivors by bound, best first, until none can enter.
+		slices.SortFunc(sc.cand, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
+		for _, c := range sc.cand {
+			if c.bound < th {
+				break
+			}
+			h, ok := ix.finish(sh, c, p, q.kw, sc, th)
+			if !ok {
+				continue
+			}
+			top = insertTop(top, h, p.n)
+			if len(top) == p.n {
+				publishMax(&q.theta, top[p.n-1].Score)
+				th = theta()
+			}
+		}
+		sc.cand = sc.cand[:0]
+	}
+	return top
+}
+
+// candidate is a document whose text score is known.
+type candidate struct {
+	slot       uint32
+	cos, bound float64
+}
+
+// hybridBound bounds the score of a document with text score cos whose
+// keyword terms' scores sum to at most m.
+func (p *plan) hybridBound(cos, m float64) float64 {
+	var mk float64
+	if p.known > 0 {
+		mk = min(m, float64(p.known)) / float64(p.known)
+	}
+	return (p.wk*mk + p.wt*cos) * (1 + boundSlack)
+}
+
+// finish scores candidate c exactly as the exhaustive search does, or
+// reports false when it cannot enter a top whose n-th best score is th.
+func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneScratch, th float64) (Hit, bool) {
+	d := sh.docs[c.slot]
+	if p.exclude[d] {
+		return Hit{}, false
+	}
+	var kwsum float64
+	var pts int32
+	sc.kbits = slices.Grow(sc.kbits[:0], len(p.kw))[:len(p.kw)]
+	sc.masks = slices.Grow(sc.masks[:0], len(kq.ids))[:len(kq.ids)]
+	bits := sc.kbits
+	kq.bits(d, bits, sc.masks)
+	for j := range p.kw {
+		n := keywordPoints(bits[j], d.mcp)
+		if n == 0 {
+			continue
+		}
+		pts += int32(n)
+		kwsum += math.Sqrt(float64(min(n, keywordFull)) / keywordFull)
+	}
+	var kw float64
+	if p.known > 0 {
+		kw = kwsum / float64(p.known)
+	}
+	score := p.wk*kw + p.wt*c.cos
+	if score <= 0 || score < th {
+		return Hit{}, false
+	}
+	if p.allow != nil && !p.allow(d.name) {
+		return Hit{}, false
+	}
+	return Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: c.cos, Points: int(pts)}, true
+}
+
+// kwQuery resolves keyword terms against a document's word list in one
+// merge: ids are the sorted distinct word ids of every term, uses[i] the
+// ways the terms use ids[i].
+type kwQuery struct {
+	ids  []uint32
+	uses [][]kwUse
+	// multi lists the terms of several words and their words' positions
+	// in ids.
+	multi []kwMulti
+}
+
+type kwUse struct {
+	term int32
+	kind uint8 // kwWord, kwWhole or kwPartial
+}
+
+const (
+	kwWord = iota
+	kwWhole
+	kwPartial
+)
+
+type kwMulti struct {
+	term  int
+	keep  uint8
+	words []int
+}
+
+func newKwQuery(terms []kwTerm) *kwQuery {
+	var all []uint32
+	for _, t := range terms {
+		all = append(all, t.words...)
+		if t.whole >= 0 {
+			all = append(all, uint32(t.whole))
+		}
+		all = append(all, t.partial...)
+	}
+	slices.Sort(all)
+	k := &kwQuery{ids: slices.Compact(all)}
+	k.uses = make([][]kwUse, len(k.ids))
+	pos := func(id uint32) int {
+		i, _ := slices.BinarySearch(k.ids, id)
+		return i
+	}
+	for j, t := range terms {
+		switch {
+		case len(t.words) == 1:
+			k.uses[pos(t.words[0])] = append(k.uses[pos(t.words[0])], kwUse{int32(j), kwWord})
+		case len(t.words) > 1:
+			m := kwMulti{term: j, keep: pick8(t.identifier, fieldName, 0xff)}
+			for _, id := range t.words {
+				m.words = append(m.words, pos(id))
+			}
+			k.multi = append(k.multi, m)
+		}
+		if t.whole >= 0 {
+			k.uses[pos(uint32(t.whole))] = append(k.uses[pos(uint32(t.whole))], kwUse{int32(j), kwWhole})
+		}
+		for _, id := range t.partial {
+			k.uses[pos(id)] = append(k.uses[pos(id)], kwUse{int32(j), kwPartial})
+		}
+	}
+	return k
+}
+
+// bits sets bits[j] to the fields of d that keyword term j matches, like
+// keywordTerm does from the posting lists. masks is scratch of len(k.ids),
+// zero on entry and on return.
+func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
+	clear(bits)
+	set := func(i int, mask uint8) {
+		masks[i] = mask
+		for _, u := range k.uses[i] {
+			switch u.kind {
+			case kwWord:
+				bits[u.term] |= mask
+			case kwWhole:
+				bits[u.term] |= mask & (fieldHint | fieldDesc)
+			case kwPartial:
+				if mask&fieldName != 0 {
+					bits[u.term] |= fieldPartial
+				}
+			}
+		}
+	}
+	ids, kw := k.ids, d.kw
+	if len(ids) > 4*len(kw) {
+		for _, w := range kw {
+			if i, found := slices.BinarySearch(ids, w.id); found {
+				set(i, w.mask)
+			}
+		}
+	} else {
+		for i, j := 0, 0; i < len(ids) && j < len(kw); {
+			switch a, b := ids[i], kw[j].id; {
+			case a < b:
+				i++
+			case a > b:
+				j++
+			default:
+				set(i, kw[j].mask)
+				i++
+				j++
+			}
+		}
+	}
+	for _, m := range k.multi {
+		and := m.keep
+		for _, i := range m.words {
+			and &= masks[i]
+		}
+		bits[m.term] |= and
+	}
+	clear(masks)
+}
+
+// seekSlot returns the index of the first posting of l at or after j whose
+// slot is at least slot, galloping forward.
+func seekSlot(l []tfPost, j int, slot uint32) int {
+	if j >= len(l) || l[j].slot >= slot {
+		return j
+	}
+	// l[lo].slot < slot; find hi with l[hi].slot >= slot or the end.
+	lo, step := j, 1
+	hi := j + 1
+	for hi < len(l) && l[hi].slot < slot {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	hi = min(hi, len(l))
+	lo++
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l[m].slot < slot {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// seekKw is seekSlot for keyword postings.
+func seekKw(l []kwPost, j int, slot uint32) int {
+	if j >= len(l) || l[j].slot >= slot {
+		return j
+	}
+	lo, step := j, 1
+	hi := j + 1
+	for hi < len(l) && l[hi].slot < slot {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	hi = min(hi, len(l))
+	lo++
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l[m].slot < slot {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// publishMax raises v (the bits of a non-negative float64) to x.
+func publishMax(v *atomic.Uint64, x float64) {
+	b := math.Float64bits(x)
+	for {
+		old := v.Load()
+		if old >= b || v.CompareAndSwap(old, b) {
+			return
+		}
+	}
+}
+
+func pick8(c bool, a, b uint8) uint8 {
+	if c {
+		return a
+	}
+	return b
+}

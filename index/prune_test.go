@@ -1,0 +1,263 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tooldex/tooldex/internal/benchcorpus"
+)
+
+// checkShards verifies the posting lists against the documents: every list
+// sorted by slot, its dead count exact and at most half of it, every live
+// document's terms and words listed once with their counts, and the
+// vocabularies' frequencies equal to the live documents having each entry.
+func checkShards(t *testing.T, ix *Index) {
+	t.Helper()
+	df := make(map[uint32]int32)
+	kdf := make(map[uint32]int32)
+	for si, sh := range ix.shards {
+		live := 0
+		for slot, d := range sh.docs {
+			if (d == nil) != sh.isDead(uint32(slot)) {
+				t.Fatalf("shard %d slot %d: doc %v, dead bit %v", si, slot, d != nil, sh.isDead(uint32(slot)))
+			}
+			if d == nil {
+				continue
+			}
+			live++
+			if int(d.slot) != slot || d.shard != si {
+				t.Fatalf("%s: slot %d shard %d, found at %d/%d", d.name, d.slot, d.shard, slot, si)
+			}
+			if sh.stat[slot] != d.stat {
+				t.Fatalf("%s: stale stat", d.name)
+			}
+			for _, term := range d.terms {
+				df[term.id]++
+				l := sh.tf[term.id]
+				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p tfPost, s uint32) int { return int(p.slot) - int(s) })
+				if !found || l[i].tf != term.tf {
+					t.Fatalf("%s: term %q posting missing or wrong", d.name, ix.tf.strs[term.id])
+				}
+			}
+			if !slices.IsSortedFunc(d.kw, func(a, b docWord) int { return int(a.id) - int(b.id) }) {
+				t.Fatalf("%s: words not sorted by id", d.name)
+			}
+			for _, w := range d.kw {
+				kdf[w.id]++
+				l := sh.kw[w.id]
+				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p kwPost, s uint32) int { return int(p.slot) - int(s) })
+				if !found || l[i].mask != w.mask {
+					t.Fatalf("%s: word %q posting missing or wrong", d.name, ix.kw.strs[w.id])
+				}
+			}
+		}
+		if sh.nDead != len(sh.docs)-live {
+			t.Fatalf("shard %d: nDead %d, want %d", si, sh.nDead, len(sh.docs)-live)
+		}
+		if sh.nDead > live+renumberSlack {
+			t.Fatalf("shard %d: %d dead slots, %d live: not renumbered", si, sh.nDead, live)
+		}
+		checkLists(t, sh, sh.tf, sh.tfDead)
+		checkLists(t, sh, sh.kw, sh.kwDead)
+	}
+	for id, n := range df {
+		if ix.tf.df[id] != n {
+			t.Fatalf("term %q: df %d, want %d", ix.tf.strs[id], ix.tf.df[id], n)
+		}
+	}
+	for id, n := range kdf {
+		if ix.kw.df[id] != n {
+			t.Fatalf("word %q: df %d, want %d", ix.kw.strs[id], ix.kw.df[id], n)
+		}
+	}
+	for id, n := range ix.tf.df {
+		if n != df[uint32(id)] {
+			t.Fatalf("term id %d: df %d, want %d", id, n, df[uint32(id)])
+		}
+	}
+}
+
+func checkLists[P interface{ docSlot() uint32 }](t *testing.T, sh *shard, lists [][]P, dead []int32) {
+	t.Helper()
+	for id, l := range lists {
+		n := int32(0)
+		for i, p := range l {
+			if i > 0 && l[i-1].docSlot() >= p.docSlot() {
+				t.Fatalf("list %d: not sorted by slot", id)
+			}
+			if sh.isDead(p.docSlot()) {
+				n++
+			}
+		}
+		if n != dead[id] || 2*int(n) > len(l) {
+			t.Fatalf("list %d: %d dead of %d, counted %d", id, n, len(l), dead[id])
+		}
+	}
+}
+
+func TestTombstonesCompactAndRenumber(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	ix := New(Config{Shards: 2})
+	live := make(map[string]Doc)
+	name := func(i int) string { return fmt.Sprintf("%s_%d", poolNames[i%len(poolNames)], i) }
+	for i := range 400 {
+		d := randomDoc(r, name(i))
+		d.Core = false
+		ix.Upsert(d)
+		live[d.Name] = d
+	}
+	checkShards(t, ix)
+	for round := range 5 {
+		for i := range 400 {
+			switch {
+			case r.IntN(4) == 0:
+				ix.Remove(name(i))
+				delete(live, name(i))
+			default:
+				d := randomDoc(r, name(i))
+				d.Core = r.IntN(10) == 0
+				ix.Upsert(d)
+				live[d.Name] = d
+			}
+		}
+		checkShards(t, ix)
+		checkSameAsFresh(t, fmt.Sprintf("round %d", round), ix, freshIndex(r, live), live)
+	}
+	// Remove almost everything: the shards shrink.
+	for i := range 400 {
+		if i%50 != 0 {
+			ix.Remove(name(i))
+			delete(live, name(i))
+		}
+	}
+	checkShards(t, ix)
+	for _, sh := range ix.shards {
+		if len(sh.docs) > 2*len(live)+renumberSlack+1 {
+			t.Errorf("shard holds %d slots for %d live documents", len(sh.docs), len(live))
+		}
+	}
+	checkSameAsFresh(t, "after removals", ix, freshIndex(r, live), live)
+}
+
+// comparePruned runs every query pruned and exhaustively on ix and
+// reports any difference; it returns how many ran pruned to the end.
+func comparePruned(t *testing.T, label string, ix *Index, queries []string, opts []Options) (pruned int) {
+	t.Helper()
+	ix.pruneStats = &pruneStats{}
+	defer func() { ix.pruneStats = nil }()
+	for _, q := range queries {
+		for _, opt := range opts {
+			ix.exhaustive = false
+			got, gerr := ix.Search(q, opt)
+			ix.exhaustive = true
+			want, werr := ix.Search(q, opt)
+			ix.exhaustive = false
+			if (gerr == nil) != (werr == nil) {
+				t.Fatalf("%s: Search(%q) error %v, exhaustive %v", label, q, gerr, werr)
+			}
+			if msg := diffResults(got, want); msg != "" {
+				t.Fatalf("%s: Search(%q, Max %d, Mode %d): %s", label, q, opt.Max, opt.Mode, msg)
+			}
+			for i := range got.Hits {
+				if got.Hits[i] != want.Hits[i] {
+					t.Fatalf("%s: Search(%q): hit %d = %+v, exhaustive %+v", label, q, i, got.Hits[i], want.Hits[i])
+				}
+			}
+		}
+	}
+	return int(ix.pruneStats.pruned.Load())
+}
+
+var pruneOptions = []Options{
+	{}, {Max: 1}, {Max: 3}, {Max: 10}, {Max: MaxResults},
+	{Max: 5, Mode: ModeTFIDF}, {Max: 5, Mode: ModeKeyword},
+	{Max: 5, Allow: func(name string) bool { return len(name)%3 != 0 }},
+}
+
+// randomQueries are word-salad queries of 1 to 30 words.
+func randomQueries(r *rand.Rand, n int) []string {
+	qs := make([]string, n)
+	for i := range qs {
+		qs[i] = salad(r, 1, 1+r.IntN(30))
+		if r.IntN(8) == 0 {
+			qs[i] = "discover:" + qs[i]
+		}
+	}
+	return qs
+}
+
+func TestPrunedEqualsExhaustive(t *testing.T) {
+	seeds := 20
+	if testing.Short() {
+		seeds = 4
+	}
+	pruned := 0
+	for _, shards := range []int{1, 2, 3} {
+		for seed := range uint64(seeds) {
+			r := rand.New(rand.NewPCG(seed, 77))
+			ix := New(Config{Shards: shards})
+			// A larger catalog than the pool: distinct names, then churn.
+			for i := range 300 + r.IntN(700) {
+				d := randomDoc(r, fmt.Sprintf("%s_%d", poolNames[i%len(poolNames)], i))
+				ix.Upsert(d)
+			}
+			mutate(r, ix, 200)
+			queries := append(slices.Clone(invariantQueries), randomQueries(r, 40)...)
+			pruned += comparePruned(t, fmt.Sprintf("shards=%d seed=%d", shards, seed), ix, queries, pruneOptions)
+		}
+	}
+	if pruned == 0 {
+		t.Error("no query ran pruned")
+	}
+}
+
+// The datasets' tools and queries, with churn: the benchmarks' workload.
+func TestPrunedEqualsExhaustiveDatasets(t *testing.T) {
+	dir := benchcorpus.Dir(filepath.Join("..", "..", "shared", "datasets"))
+	set, err := benchcorpus.Load(dir, ParamText, MaxQueryBytes)
+	if err != nil {
+		t.Skip(err)
+	}
+	n := 6000
+	if testing.Short() {
+		n = 1500
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	ix := New(Config{Shards: 2})
+	doc := func(i int) Doc {
+		tl := set.Tool(i)
+		return Doc{Name: tl.Name, Description: tl.Description, Params: tl.Params}
+	}
+	for i := range n {
+		ix.Upsert(doc(i))
+	}
+	for range n / 4 { // replace with changed text, remove, re-add
+		i := r.IntN(n)
+		switch r.IntN(3) {
+		case 0:
+			d := doc(i)
+			d.Description += " " + set.Tool(r.IntN(len(set.Tools))).Description
+			ix.Upsert(d)
+		case 1:
+			ix.Remove(doc(i).Name)
+		default:
+			ix.Upsert(doc(i))
+		}
+	}
+	checkShards(t, ix)
+	queries := append(slices.Clone(set.Tasks), set.Keywords...)
+	for _, q := range set.Tasks[:20] {
+		queries = append(queries, "discover:"+q)
+	}
+	queries = append(queries, doc(5).Name, strings.ReplaceAll(doc(7).Name, "_", " ")+" "+set.Keywords[3])
+	opts := []Options{{}, {Max: 1}, {Max: 10}, {Max: MaxResults}, {Max: 5, Mode: ModeTFIDF},
+		{Max: 5, Allow: func(name string) bool { return len(name)%2 == 0 }}}
+	pruned := comparePruned(t, "datasets", ix, queries, opts)
+	if total := len(queries) * len(opts); pruned < total/2 {
+		t.Errorf("%d of %d searches ran pruned, want most", pruned, total)
+	}
+}
