@@ -60,26 +60,64 @@ func (e *entry) hostOwned() bool {
 	return e.tool.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST
 }
 
-// makeLight moves t's input schema from the Struct to the unknown fields,
-// as wire bytes, in place. A schema that cannot be encoded (invalid UTF-8
-// in a string, which only an in-process caller can send: gRPC refuses such
-// messages) is kept as a Struct.
-func makeLight(t *tooldexv1.Tool) {
+// inputSchemaField is Tool.input_schema's field number.
+const inputSchemaField = 4
+
+// lightCopy returns a light copy of t (t is not modified): every field but
+// input_schema copied, and the schema encoded from t's Struct, which is
+// read, not cloned (registering a catalog made a garbage Struct tree per
+// tool otherwise). Unknown fields t carries are kept, before the schema's.
+// A schema that cannot be encoded (invalid UTF-8 in a string, which only an
+// in-process caller can send: gRPC refuses such messages) is kept as a
+// Struct.
+func lightCopy(t *tooldexv1.Tool) *tooldexv1.Tool {
 	s := t.GetInputSchema()
 	if s == nil {
-		return
+		return proto.CloneOf(t)
 	}
 	opts := proto.MarshalOptions{Deterministic: true}
 	n := opts.Size(s)
-	raw := make([]byte, 0, protowire.SizeTag(4)+protowire.SizeBytes(n)) // exactly: it is kept
-	raw = protowire.AppendTag(raw, 4, protowire.BytesType)
+	unknown := t.ProtoReflect().GetUnknown()
+	raw := make([]byte, 0, len(unknown)+protowire.SizeTag(inputSchemaField)+protowire.SizeBytes(n)) // exactly: it is kept
+	raw = append(raw, unknown...)
+	raw = protowire.AppendTag(raw, inputSchemaField, protowire.BytesType)
 	raw = protowire.AppendVarint(raw, uint64(n))
 	raw, err := opts.MarshalAppend(raw, s)
 	if err != nil || len(raw) != cap(raw) {
-		return
+		return proto.CloneOf(t)
 	}
-	t.InputSchema = nil
-	t.ProtoReflect().SetUnknown(protoreflect.RawFields(raw))
+	c := &tooldexv1.Tool{}
+	dst := c.ProtoReflect()
+	t.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Number() == inputSchemaField:
+		case fd.IsList():
+			l := dst.Mutable(fd).List()
+			for i := range v.List().Len() {
+				l.Append(cloneValue(fd, v.List().Get(i)))
+			}
+		case fd.IsMap():
+			m := dst.Mutable(fd).Map()
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				m.Set(k, cloneValue(fd.MapValue(), mv))
+				return true
+			})
+		default:
+			dst.Set(fd, cloneValue(fd, v))
+		}
+		return true
+	})
+	dst.SetUnknown(protoreflect.RawFields(raw))
+	return c
+}
+
+// cloneValue deep-copies a singular value of field fd (messages are
+// cloned; scalars and strings are immutable).
+func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
+	if fd.Message() != nil {
+		return protoreflect.ValueOfMessage(proto.Clone(v.Message().Interface()).ProtoReflect())
+	}
+	return v
 }
 
 // schemaJSON returns the tool's input schema as JSON, rendered once.
@@ -92,12 +130,8 @@ func (e *entry) schemaJSON() string {
 	return js
 }
 
-// lightTool returns a light copy of t (see makeLight).
-func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool {
-	l := proto.CloneOf(t)
-	makeLight(l)
-	return l
-}
+// lightTool returns a light copy of t (see lightCopy).
+func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool { return lightCopy(t) }
 
 // sources interns tool sources: most tools of a catalog share one, and a
 // stored tool's source is never modified.
@@ -143,8 +177,29 @@ func fullTool(light *tooldexv1.Tool) *tooldexv1.Tool {
 	if t.InputSchema == nil {
 		t.InputSchema = inputSchema(light)
 	}
-	t.ProtoReflect().SetUnknown(nil)
+	t.ProtoReflect().SetUnknown(withoutSchema(light.ProtoReflect().GetUnknown()))
 	return t
+}
+
+// withoutSchema returns unknown fields without input_schema's (nil when
+// nothing is left).
+func withoutSchema(raw protoreflect.RawFields) protoreflect.RawFields {
+	var out protoreflect.RawFields
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			return out
+		}
+		m := protowire.ConsumeFieldValue(num, typ, raw[n:])
+		if m < 0 {
+			return out
+		}
+		if num != inputSchemaField {
+			out = append(out, raw[:n+m]...)
+		}
+		raw = raw[n+m:]
+	}
+	return out
 }
 
 // inputSchema decodes a light tool's input schema; nil when it has none.
@@ -159,7 +214,7 @@ func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
 			break
 		}
 		raw = raw[n:]
-		if num == 4 && typ == protowire.BytesType {
+		if num == inputSchemaField && typ == protowire.BytesType {
 			b, m := protowire.ConsumeBytes(raw)
 			if m < 0 {
 				break

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -326,4 +327,30 @@ func FuzzLightTool(f *testing.F) {
 			t.Fatalf("inputSchema(light(t)) != schema")
 		}
 	})
+}
+
+// TestLightToolKeepsUnknownFields checks that fields a newer client sends
+// (unknown here) survive storage, both ways out.
+func TestLightToolKeepsUnknownFields(t *testing.T) {
+	s := New(Config{Logger: zaptest.NewLogger(t)})
+	standard, fast := twoPaths(t, s)
+	tl := &tooldexv1.Tool{Name: "future_tool", Description: "d", InputSchema: mustStruct(t, `{"type":"object","properties":{"a":{"type":"string"}}}`)}
+	future := protowire.AppendVarint(protowire.AppendTag(nil, 100, protowire.VarintType), 7)
+	tl.ProtoReflect().SetUnknown(future)
+	if _, err := s.RegisterTools(t.Context(), &tooldexv1.RegisterToolsRequest{Tools: []*tooldexv1.Tool{tl}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]tooldexv1.DiscoveryServiceClient{"standard": standard, "fast": fast} {
+		resp, err := c.ListTools(t.Context(), &tooldexv1.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resp.GetTools()[0]
+		if string(got.ProtoReflect().GetUnknown()) != string(future) {
+			t.Errorf("%s: unknown fields %x, want %x", name, got.ProtoReflect().GetUnknown(), future)
+		}
+		if !proto.Equal(got.GetInputSchema(), tl.GetInputSchema()) || got.GetDescription() != "d" {
+			t.Errorf("%s: got %v", name, got)
+		}
+	}
 }

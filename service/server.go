@@ -210,10 +210,14 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 // newEntry validates a tool and prepares its catalog entry: a light copy
 // (see catalog.go) with its source and loading set. The schema is compiled
 // to check it, and compiled again only when Execute needs the library.
-// Violations go to ve.
+// Violations go to ve; the entry of an invalid tool is not to be stored.
 func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, origin tooldexv1.Origin, id string) *entry {
+	before := len(ve.Violations)
 	sch := validateTool(ve, field, t)
-	c := proto.CloneOf(t)
+	if len(ve.Violations) > before {
+		return &entry{tool: t}
+	}
+	c := lightCopy(t)
 	if c.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_UNSPECIFIED || origin == tooldexv1.Origin_ORIGIN_HOST {
 		if c.Source == nil {
 			c.Source = &tooldexv1.ToolSource{}
@@ -226,19 +230,18 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 	c.Loading = s.policy.loading(c)
 	c.Source = s.sources.intern(c.Source)
 	var schema map[string]any // decoded once for the index and the fast path
-	if c.GetInputSchema() != nil {
-		schema = c.GetInputSchema().AsMap()
+	if t.GetInputSchema() != nil {
+		schema = t.GetInputSchema().AsMap()
 	}
 	doc := docOf(c, schema)
 	e := &entry{
 		tool: c, doc: &doc,
-		oneLine: oneLine(c.GetDescription()), params: paramSummary(c.GetInputSchema()),
+		oneLine: oneLine(c.GetDescription()), params: paramSummary(t.GetInputSchema()),
 	}
 	if sch != nil {
 		e.schema = &lazySchema{tool: c}
 		e.fast = newFastCheck(schema)
 	}
-	makeLight(c) // c is ours: light in place
 	return e
 }
 
