@@ -160,7 +160,11 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	entries := make([]*entry, len(tools))
+	// Validate the whole batch, then build the entries: validation makes
+	// garbage (compiling a schema to check it), and allocating what the
+	// catalog keeps after it, rather than interleaved with it, packs the
+	// kept objects into fewer pages (resident memory, docs/BENCHMARKS.md).
+	compiled := make([]bool, len(tools))
 	seen := make(map[string]int, len(tools))
 	for i, t := range tools {
 		field := fmt.Sprintf("tools[%d]", i)
@@ -168,10 +172,14 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 			ve.add(field+".name", "%q is also tools[%d]; names must be unique in a batch", t.GetName(), j)
 		}
 		seen[t.GetName()] = i
-		entries[i] = s.newEntry(ve, field, t, tooldexv1.Origin_ORIGIN_FRONTEND, "")
+		compiled[i] = validateTool(ve, field, t) != nil
 	}
 	if err := ve.err(); err != nil {
 		return nil, err
+	}
+	entries := make([]*entry, len(tools))
+	for i, t := range tools {
+		entries[i] = s.buildEntry(t, compiled[i], tooldexv1.Origin_ORIGIN_FRONTEND, "")
 	}
 	resp := &tooldexv1.RegisterToolsResponse{Results: make([]*tooldexv1.RegisterResult, len(entries))}
 	s.mu.Lock()
@@ -217,6 +225,12 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 	if len(ve.Violations) > before {
 		return &entry{tool: t}
 	}
+	return s.buildEntry(t, sch != nil, origin, id)
+}
+
+// buildEntry prepares the catalog entry of a valid tool; compiled says
+// whether its schema compiled (false: it has none).
+func (s *Server) buildEntry(t *tooldexv1.Tool, compiled bool, origin tooldexv1.Origin, id string) *entry {
 	c := lightCopy(t)
 	if c.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_UNSPECIFIED || origin == tooldexv1.Origin_ORIGIN_HOST {
 		if c.Source == nil {
@@ -238,7 +252,7 @@ func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, 
 		tool: c, doc: &doc,
 		oneLine: oneLine(c.GetDescription()), params: paramSummary(t.GetInputSchema()),
 	}
-	if sch != nil {
+	if compiled {
 		e.schema = &lazySchema{tool: c}
 		e.fast = newFastCheck(schema)
 	}
