@@ -87,7 +87,8 @@ type pruneScratch struct {
 	cand  []candidate
 	kbits []uint8 // per keyword term
 	masks []uint8 // per kwQuery id
-	kfrom []int   // keyword term j's lists are kl[kfrom[j]:kfrom[j+1]]
+	kfrom []int   // keyword term j's lists are kl[kfrom[j]:kfrom[j+1]],
+	kpart []int   // its partial lists kl[kpart[j]:kfrom[j+1]]
 	kord  []int   // keyword terms by posting count, descending
 	kvol  []int
 }
@@ -121,7 +122,7 @@ func (ix *Index) rankPruned(p *plan) []Hit {
 			tops[i] = ix.pruneShard(i, p, q)
 		}
 	}
-	var all []Hit
+	all := make([]Hit, 0, len(tops)*p.n)
 	for _, t := range tops {
 		all = append(all, t...)
 	}
@@ -146,11 +147,48 @@ func (p *plan) bound(r, k float64) float64 {
 	return (p.wk*kw + p.wt*t) * (1 + boundSlack)
 }
 
+// limiter turns the threshold th into text sums: under lim(m) a document
+// whose keyword terms' scores sum to at most m scores under th, that is,
+// r < lim(m) implies bound(r, m) < th, with a margin for rounding.
+type limiter struct {
+	a, kw, known, invWt, minTF, ideal float64
+}
+
+func (p *plan) limiter(th float64) limiter {
+	l := limiter{a: th / (1 + boundSlack), invWt: 1 / p.wt, minTF: p.minTF,
+		ideal: p.ideal / (1 + boundSlack) * (1 - boundSlack)}
+	if p.known > 0 {
+		l.kw, l.known = p.wk/float64(p.known), float64(p.known)
+	}
+	return l
+}
+
+func (l *limiter) lim(m float64) float64 {
+	// The text score must stay under t.
+	d := (l.a-l.kw*min(m, l.known))*(1-boundSlack) - 1e-12
+	if d <= 0 {
+		return math.Inf(-1)
+	}
+	// Text scores under minTF count 0, which is under t.
+	u := max(d*l.invWt, l.minTF)
+	if u > 1 {
+		return math.Inf(1)
+	}
+	return u * u * l.ideal
+}
+
 // keywordBound bounds the score of one keyword term matching fields bits
 // (MCP names score the most).
 func keywordBound(bits uint8) float64 {
-	return math.Sqrt(float64(min(keywordPoints(bits, true), keywordFull)) / keywordFull)
+	return keywordBounds[bits&(fieldName|fieldHint|fieldDesc|fieldPartial)]
 }
+
+var keywordBounds = func() (t [16]float64) {
+	for b := range t {
+		t[b] = math.Sqrt(float64(min(keywordPoints(uint8(b), true), keywordFull)) / keywordFull)
+	}
+	return t
+}()
 
 func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 	sh := ix.shards[i]
@@ -171,7 +209,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		sc.cur = append(sc.cur, 0)
 	}
 	// Keyword terms: the lists a matching document is in.
-	sc.kl, sc.kfrom, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kord[:0], sc.kvol[:0]
+	sc.kl, sc.kfrom, sc.kpart, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kpart[:0], sc.kord[:0], sc.kvol[:0]
 	addKw := func(id uint32, need uint8) int {
 		if int(id) < len(sh.kw) && len(sh.kw[id]) > 0 {
 			sc.kl = append(sc.kl, kwList{list: sh.kw[id], need: need, partial: need == fieldPartial})
@@ -191,6 +229,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		if t.whole >= 0 {
 			vol += addKw(uint32(t.whole), fieldHint|fieldDesc)
 		}
+		sc.kpart = append(sc.kpart, len(sc.kl))
 		for _, id := range t.partial {
 			vol += addKw(id, fieldPartial)
 		}
@@ -202,7 +241,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 	lists, win, cur := sc.lists, sc.win, sc.cur
 	order, pre := q.order, q.pre
 
-	var top []Hit
+	top := make([]Hit, 0, p.n)
 	theta := func() float64 {
 		th := math.Float64frombits(q.theta.Load())
 		if len(top) == p.n {
@@ -285,11 +324,8 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		// terms, as bits per slot.
 		for k := range min(nek, 64) {
 			tj := sc.kord[k]
-			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+			for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
 				kl := &sc.kl[li]
-				if !kl.partial {
-					continue
-				}
 				j := kl.pos
 				for ; j < len(kl.list); j++ {
 					post := &kl.list[j]
@@ -307,6 +343,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				kl.pos = j
 			}
 		}
+		lm := p.limiter(th) // th holds until the survivors are finished
 		// Candidates, in slot order.
 		for wi := range (hi - lo + 63) / 64 {
 			seen := sc.seen[wi]
@@ -318,7 +355,8 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				a, ke := sc.acc[s], sc.kwub[s]
 				m := ke + float64(nek)
 				sc.acc[s], sc.kwub[s] = 0, 0
-				if sh.isDead(slot) || p.bound(a+pre[net], m) < th {
+				rl := lm.lim(m)
+				if a+pre[net] < rl || sh.isDead(slot) {
 					continue
 				}
 				ok := true
@@ -330,7 +368,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 					if c < len(l) && l[c].slot == slot {
 						a += p.bm25(l[c].tf, &sh.stat[slot], p.tf[ti].qw)
 					}
-					if p.bound(a+pre[k], m) < th {
+					if a+pre[k] < rl {
 						ok = false
 						break
 					}
@@ -344,22 +382,20 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 					for k := range nek {
 						tj := sc.kord[k]
 						var b uint8
-						for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+						for li := sc.kfrom[tj]; li < sc.kpart[tj]; li++ {
 							kl := &sc.kl[li]
-							switch {
-							case !kl.partial:
-								c := seekKw(kl.list, kl.pos, slot)
-								kl.pos = c
-								if c < len(kl.list) && kl.list[c].slot == slot {
-									b |= kl.list[c].mask & kl.need
-								}
-							case k >= 64 || sc.pmask[s]&(1<<k) != 0:
-								b |= fieldPartial
+							c := seekKw(kl.list, kl.pos, slot)
+							kl.pos = c
+							if c < len(kl.list) && kl.list[c].slot == slot {
+								b |= kl.list[c].mask & kl.need
 							}
+						}
+						if sc.kpart[tj] < sc.kfrom[tj+1] && (k >= 64 || sc.pmask[s]&(1<<k) != 0) {
+							b |= fieldPartial
 						}
 						m += keywordBound(b)
 					}
-					if p.bound(a, m) < th {
+					if a < lm.lim(m) {
 						continue
 					}
 				}
@@ -382,7 +418,15 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		}
 		sc.pt = sc.pt[:0]
 		// Survivors by bound, best first, until none can enter.
-		slices.SortFunc(sc.cand, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
+		slices.SortFunc(sc.cand, func(a, b candidate) int {
+			switch {
+			case a.bound > b.bound:
+				return -1
+			case a.bound < b.bound:
+				return 1
+			}
+			return 0
+		})
 		for _, c := range sc.cand {
 			if c.bound < th {
 				break
@@ -539,13 +583,20 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 		}
 	}
 	ids, kw := k.ids, d.kw
-	if len(ids) > 4*len(kw) {
+	switch {
+	case 8*len(ids) < len(kw):
+		for i, id := range ids {
+			if m := d.wordMask(id); m != 0 {
+				set(i, m)
+			}
+		}
+	case len(ids) > 4*len(kw):
 		for _, w := range kw {
 			if i, found := slices.BinarySearch(ids, w.id); found {
 				set(i, w.mask)
 			}
 		}
-	} else {
+	default:
 		for i, j := 0, 0; i < len(ids) && j < len(kw); {
 			switch a, b := ids[i], kw[j].id; {
 			case a < b:
@@ -567,6 +618,23 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 		bits[m.term] |= and
 	}
 	clear(masks)
+}
+
+// wordMask returns the fields of d that have keyword word id.
+func (d *doc) wordMask(id uint32) uint8 {
+	lo, hi := 0, len(d.kw)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if d.kw[m].id < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(d.kw) && d.kw[lo].id == id {
+		return d.kw[lo].mask
+	}
+	return 0
 }
 
 // seekSlot returns the index of the first posting of l at or after j whose

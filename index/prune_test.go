@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -259,5 +260,33 @@ func TestPrunedEqualsExhaustiveDatasets(t *testing.T) {
 	pruned := comparePruned(t, "datasets", ix, queries, opts)
 	if total := len(queries) * len(opts); pruned < total/2 {
 		t.Errorf("%d of %d searches ran pruned, want most", pruned, total)
+	}
+}
+
+// The limiter prunes a text sum only when the bound does.
+func TestLimiterWithinBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200_000 {
+		p := &plan{wk: r.Float64(), wt: 0.01 + r.Float64(), minTF: r.Float64() * 0.3,
+			ideal: math.Exp(r.Float64()*10 - 3), known: r.IntN(5)}
+		th := r.Float64() * (p.wk + p.wt)
+		m := float64(r.IntN(p.known+2)) * r.Float64()
+		l := p.limiter(th)
+		lim := l.lim(m)
+		for range 4 {
+			x := r.Float64() * 1.2 * p.ideal
+			switch r.IntN(3) {
+			case 0:
+				x = math.Nextafter(lim, math.Inf(-1))
+			case 1:
+				x = lim * (1 - 1e-12)
+			}
+			if x < 0 || math.IsInf(x, 0) {
+				continue
+			}
+			if x < lim && p.bound(x, m) >= th {
+				t.Fatalf("%+v th %v m %v: lim %v, bound(%v) = %v >= th", p, th, m, lim, x, p.bound(x, m))
+			}
+		}
 	}
 }
