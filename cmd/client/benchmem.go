@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,6 +38,7 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	n := fs.Int("tools", 100000, "tools to register")
 	dir := fs.String("datasets", "../shared/datasets", "directory of <dataset>/tools.jsonl files")
 	memprofile := fs.String("memprofile", "", "write a heap profile here after registering")
+	writeCatalog := fs.String("write-catalog", "", "only write the N tools to this JSONL file (for the server's --catalog) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,6 +63,9 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 		return t, b.jsonSize - len(b.tool.GetName()) + len(name)
 	}
 	fmt.Fprintf(e.stdout, "%d tools replicated from %d dataset tools in %s (%d skipped: rejected by RegisterTools)\n", *n, len(base), *dir, skipped)
+	if *writeCatalog != "" {
+		return writeMemoryCatalog(e.stdout, *writeCatalog, *n, tool)
+	}
 
 	// The service.
 	rss0, heap0 := memNow()
@@ -125,6 +130,40 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(e.stdout, "runtime: heap in use %s (live %s), heap retained %s, GC metadata %s, stacks %s\n",
 		mb(int64(ms.HeapInuse)), mb(int64(ms.HeapAlloc)), mb(int64(ms.HeapSys-ms.HeapReleased)), mb(int64(ms.GCSys)), mb(int64(ms.StackSys)))
+	return nil
+}
+
+// writeMemoryCatalog writes tools 0 … n-1 as tooldex JSONL.
+func writeMemoryCatalog(stdout io.Writer, path string, n int, tool func(int) (*tooldexv1.Tool, int)) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	size := 0
+	for i := range n {
+		t, sz := tool(i)
+		line, err := json.Marshal(struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			InputSchema map[string]any `json:"input_schema,omitempty"`
+		}{t.GetName(), t.GetDescription(), t.GetInputSchema().AsMap()})
+		if err != nil {
+			f.Close()
+			return err
+		}
+		w.Write(line) //nolint:errcheck // Flush reports write errors
+		w.WriteByte('\n')
+		size += sz
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d tools, %d bytes of tool JSON\n", path, n, size)
 	return nil
 }
 
