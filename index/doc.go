@@ -34,9 +34,18 @@
 // Documents are spread over shards by a hash of the name and each shard
 // scores its documents in parallel. Document frequencies and the
 // vocabulary are global, so the shard count never changes a score, and
-// scores are summed in a canonical order, so an index reached through any
-// sequence of upserts and removals scores exactly like one built fresh from
-// the final set. Upsert and Remove cost work proportional to the document.
+// scores are summed in a canonical order (BM25F: by descending term
+// weight), so an index reached through any sequence of upserts and
+// removals scores exactly like one built fresh from the final set. Upsert
+// and Remove cost work proportional to the document: posting lists are
+// kept sorted by slot, a removed document's slot is tombstoned, and lists
+// and shards are compacted once half of them is dead.
+//
+// BM25F searches skip most postings with MaxScore dynamic pruning over
+// per-term score bounds (prune.go). Pruning is rank-safe: it returns the
+// same hits with the same scores as scoring every matching document,
+// which the tests check. Queries with required (+) terms or CJK terms,
+// keyword-only searches and the cosine scorer score every match.
 //
 // An Index is safe for concurrent use. A search sees every document either
 // before or after any concurrent update, never half of one: updates take

@@ -96,7 +96,7 @@ type pruneScratch struct {
 // prunable reports whether the plan can run pruned.
 func (ix *Index) prunable(p *plan) bool {
 	return !ix.exhaustive && p.scorer == ScorerBM25F && p.wt > 0 && len(p.tf) > 0 && p.ideal > 0 &&
-		p.reqAll == 0 && p.cjkTerms == 0 && (p.boost == nil || p.boostMin <= 0) && len(p.kw) < math.MaxUint16
+		p.reqAll == 0 && p.cjkTerms == 0 && (p.boost == nil || p.boostMin <= 0)
 }
 
 // rankPruned ranks with dynamic pruning.
@@ -498,17 +498,19 @@ func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneS
 }
 
 // kwQuery resolves keyword terms against a document's word list in one
-// merge: ids are the sorted distinct word ids of every term, uses[i] the
-// ways the terms use ids[i].
+// merge: ids are the sorted distinct word ids of every term, and
+// uses[from[i]:from[i+1]] the ways the terms use ids[i].
 type kwQuery struct {
 	ids  []uint32
-	uses [][]kwUse
+	from []int32
+	uses []kwUse
 	// multi lists the terms of several words and their words' positions
 	// in ids.
 	multi []kwMulti
 }
 
 type kwUse struct {
+	id   uint32
 	term int32
 	kind uint8 // kwWord, kwWhole or kwPartial
 }
@@ -526,37 +528,47 @@ type kwMulti struct {
 }
 
 func newKwQuery(terms []kwTerm) *kwQuery {
-	var all []uint32
-	for _, t := range terms {
-		all = append(all, t.words...)
-		if t.whole >= 0 {
-			all = append(all, uint32(t.whole))
-		}
-		all = append(all, t.partial...)
-	}
-	slices.Sort(all)
-	k := &kwQuery{ids: slices.Compact(all)}
-	k.uses = make([][]kwUse, len(k.ids))
-	pos := func(id uint32) int {
-		i, _ := slices.BinarySearch(k.ids, id)
-		return i
-	}
+	k := &kwQuery{}
 	for j, t := range terms {
-		switch {
-		case len(t.words) == 1:
-			k.uses[pos(t.words[0])] = append(k.uses[pos(t.words[0])], kwUse{int32(j), kwWord})
-		case len(t.words) > 1:
-			m := kwMulti{term: j, keep: pick8(t.identifier, fieldName, 0xff)}
-			for _, id := range t.words {
-				m.words = append(m.words, pos(id))
-			}
-			k.multi = append(k.multi, m)
+		if len(t.words) == 1 {
+			k.uses = append(k.uses, kwUse{t.words[0], int32(j), kwWord})
 		}
 		if t.whole >= 0 {
-			k.uses[pos(uint32(t.whole))] = append(k.uses[pos(uint32(t.whole))], kwUse{int32(j), kwWhole})
+			k.uses = append(k.uses, kwUse{uint32(t.whole), int32(j), kwWhole})
 		}
 		for _, id := range t.partial {
-			k.uses[pos(id)] = append(k.uses[pos(id)], kwUse{int32(j), kwPartial})
+			k.uses = append(k.uses, kwUse{id, int32(j), kwPartial})
+		}
+	}
+	slices.SortFunc(k.uses, func(a, b kwUse) int { return cmp.Compare(a.id, b.id) })
+	for i, u := range k.uses {
+		if i == 0 || u.id != k.uses[i-1].id {
+			k.ids = append(k.ids, u.id)
+			k.from = append(k.from, int32(i))
+		}
+	}
+	k.from = append(k.from, int32(len(k.uses)))
+	for j, t := range terms {
+		if len(t.words) < 2 {
+			continue
+		}
+		m := kwMulti{term: j, keep: pick8(t.identifier, fieldName, 0xff)}
+		for _, id := range t.words {
+			i, found := slices.BinarySearch(k.ids, id)
+			if !found {
+				k.ids = slices.Insert(k.ids, i, id)
+				k.from = slices.Insert(k.from, i, k.from[i])
+			}
+			m.words = append(m.words, i)
+		}
+		k.multi = append(k.multi, m)
+	}
+	// Positions of earlier multi-word terms shift with later inserts:
+	// resolve them again.
+	for mi := range k.multi {
+		for wi := range k.multi[mi].words {
+			id := terms[k.multi[mi].term].words[wi]
+			k.multi[mi].words[wi], _ = slices.BinarySearch(k.ids, id)
 		}
 	}
 	return k
@@ -569,7 +581,7 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 	clear(bits)
 	set := func(i int, mask uint8) {
 		masks[i] = mask
-		for _, u := range k.uses[i] {
+		for _, u := range k.uses[k.from[i]:k.from[i+1]] {
 			switch u.kind {
 			case kwWord:
 				bits[u.term] |= mask
