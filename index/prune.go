@@ -28,7 +28,9 @@ import (
 // each essential keyword term by the fields its postings name. Each
 // document seen is checked against the bound, then looked up in the
 // non-essential text lists (galloping forward) while the bound stays at
-// or above θ, then in the non-essential keyword terms' lists. The text
+// or above θ, then against the non-essential keyword terms (their lists
+// are scanned per window into per-slot bounds when they are short against
+// the documents seen, looked up per document otherwise). The text
 // contributions are so added by descending weight, essential terms first;
 // the exhaustive search adds them in the same order (compile sorts the
 // terms so), so the sums agree to the bit. The survivors of a window are
@@ -77,8 +79,11 @@ type pruneScratch struct {
 	kwub  [maxWindow]float64 // bound on the essential keyword terms' sum
 	bits  [maxWindow]uint8   // fields the current keyword term may match
 	tt    []int32            // slots the current keyword term lists
-	pmask [maxWindow]uint64  // non-essential keyword terms matching partially
+	pmask [maxWindow]uint64  // looked-up keyword terms matching partially
 	pt    []int32            // slots with pmask set
+	kwne  [maxWindow]float64 // bound on the scanned non-essential keyword terms
+	kt    []int32            // slots with kwne set
+	scan  []bool             // per non-essential keyword term: scanned
 	seen  [maxWindow / 64]uint64
 	lists [][]tfPost
 	win   []int // per text term: the next posting of the window scan
@@ -320,9 +325,61 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 			}
 			sc.tt = sc.tt[:0]
 		}
-		// Partial name matches of the first 64 non-essential keyword
-		// terms, as bits per slot.
+		// Non-essential keyword terms: scanned when their postings in
+		// the window are few against the documents seen, otherwise
+		// looked up per candidate.
+		nseen := 0
+		for wi := range (hi - lo + 63) / 64 {
+			nseen += bits.OnesCount64(sc.seen[wi])
+		}
+		sc.scan = sc.scan[:0]
+		nseek := 0
+		for k := range nek {
+			tj := sc.kord[k]
+			scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
+			sc.scan = append(sc.scan, scan)
+			if !scan {
+				nseek++
+				continue
+			}
+			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+				kl := &sc.kl[li]
+				j := seekKw(kl.list, kl.pos, uint32(lo))
+				for ; j < len(kl.list); j++ {
+					post := &kl.list[j]
+					if int(post.slot) >= hi {
+						break
+					}
+					b := post.mask & kl.need
+					if kl.partial && post.mask&fieldName != 0 {
+						b = fieldPartial
+					}
+					if b == 0 {
+						continue
+					}
+					s := int(post.slot) - lo
+					if sc.bits[s] == 0 {
+						sc.tt = append(sc.tt, int32(s))
+					}
+					sc.bits[s] |= b
+				}
+				kl.pos = j
+			}
+			for _, s := range sc.tt {
+				if sc.kwne[s] == 0 {
+					sc.kt = append(sc.kt, s)
+				}
+				sc.kwne[s] += keywordBound(sc.bits[s])
+				sc.bits[s] = 0
+			}
+			sc.tt = sc.tt[:0]
+		}
+		// Partial name matches of the first 64 looked-up keyword terms,
+		// as bits per slot.
 		for k := range min(nek, 64) {
+			if sc.scan[k] {
+				continue
+			}
 			tj := sc.kord[k]
 			for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
 				kl := &sc.kl[li]
@@ -352,8 +409,8 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				s := wi*64 + bits.TrailingZeros64(seen)
 				seen &= seen - 1
 				slot := uint32(lo + s)
-				a, ke := sc.acc[s], sc.kwub[s]
-				m := ke + float64(nek)
+				a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
+				m := ke + float64(nseek)
 				sc.acc[s], sc.kwub[s] = 0, 0
 				rl := lm.lim(m)
 				if a+pre[net] < rl || sh.isDead(slot) {
@@ -376,10 +433,13 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				if !ok {
 					continue
 				}
-				if nek > 0 {
-					// The non-essential keyword terms' fields.
+				if nseek > 0 {
+					// The looked-up keyword terms' fields.
 					m = ke
 					for k := range nek {
+						if sc.scan[k] {
+							continue
+						}
 						tj := sc.kord[k]
 						var b uint8
 						for li := sc.kfrom[tj]; li < sc.kpart[tj]; li++ {
@@ -417,6 +477,10 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 			sc.pmask[s] = 0
 		}
 		sc.pt = sc.pt[:0]
+		for _, s := range sc.kt {
+			sc.kwne[s] = 0
+		}
+		sc.kt = sc.kt[:0]
 		// Survivors by bound, best first, until none can enter.
 		slices.SortFunc(sc.cand, func(a, b candidate) int {
 			switch {
