@@ -344,7 +344,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 			}
 			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
 				kl := &sc.kl[li]
-				j := seekKw(kl.list, kl.pos, uint32(lo))
+				j := seek(kl.list, kl.pos, uint32(lo))
 				for ; j < len(kl.list); j++ {
 					post := &kl.list[j]
 					if int(post.slot) >= hi {
@@ -420,7 +420,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				for k := net - 1; k >= 0; k-- {
 					ti := order[k]
 					l := lists[ti]
-					c := seekSlot(l, cur[ti], slot)
+					c := seek(l, cur[ti], slot)
 					cur[ti] = c
 					if c < len(l) && l[c].slot == slot {
 						a += p.bm25(l[c].tf, &sh.stat[slot], p.tf[ti].qw)
@@ -444,7 +444,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 						var b uint8
 						for li := sc.kfrom[tj]; li < sc.kpart[tj]; li++ {
 							kl := &sc.kl[li]
-							c := seekKw(kl.list, kl.pos, slot)
+							c := seek(kl.list, kl.pos, slot)
 							kl.pos = c
 							if c < len(kl.list) && kl.list[c].slot == slot {
 								b |= kl.list[c].mask & kl.need
@@ -713,16 +713,16 @@ func (d *doc) wordMask(id uint32) uint8 {
 	return 0
 }
 
-// seekSlot returns the index of the first posting of l at or after j whose
+// seek returns the index of the first posting of l at or after j whose
 // slot is at least slot, galloping forward.
-func seekSlot(l []tfPost, j int, slot uint32) int {
-	if j >= len(l) || l[j].slot >= slot {
+func seek[P posting[P]](l []P, j int, slot uint32) int {
+	if j >= len(l) || l[j].docSlot() >= slot {
 		return j
 	}
-	// l[lo].slot < slot; find hi with l[hi].slot >= slot or the end.
+	// l[lo] is before slot; find hi at or after it, or the end.
 	lo, step := j, 1
 	hi := j + 1
-	for hi < len(l) && l[hi].slot < slot {
+	for hi < len(l) && l[hi].docSlot() < slot {
 		lo = hi
 		step <<= 1
 		hi = lo + step
@@ -731,32 +731,7 @@ func seekSlot(l []tfPost, j int, slot uint32) int {
 	lo++
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if l[m].slot < slot {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
-// seekKw is seekSlot for keyword postings.
-func seekKw(l []kwPost, j int, slot uint32) int {
-	if j >= len(l) || l[j].slot >= slot {
-		return j
-	}
-	lo, step := j, 1
-	hi := j + 1
-	for hi < len(l) && l[hi].slot < slot {
-		lo = hi
-		step <<= 1
-		hi = lo + step
-	}
-	hi = min(hi, len(l))
-	lo++
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if l[m].slot < slot {
+		if l[m].docSlot() < slot {
 			lo = m + 1
 		} else {
 			hi = m

@@ -240,7 +240,7 @@ func (ix *Index) bury(d *doc) {
 
 // compact drops the postings of dead slots from list. A list left mostly
 // empty gets a new, smaller array.
-func compact[P interface{ docSlot() uint32 }](sh *shard, list []P) []P {
+func compact[P posting[P]](sh *shard, list []P) []P {
 	k := 0
 	for _, p := range list {
 		if !sh.isDead(p.docSlot()) {
@@ -273,31 +273,11 @@ func (sh *shard) renumber() {
 		n++
 	}
 	for id, list := range sh.tf {
-		k := 0
-		for _, p := range list {
-			if !sh.isDead(p.slot) {
-				list[k] = tfPost{slot: remap[p.slot], tf: p.tf}
-				k++
-			}
-		}
-		sh.tf[id] = slices.Clip(list[:k])
-		if k == 0 {
-			sh.tf[id] = nil
-		}
+		sh.tf[id] = renumberList(sh, list, remap)
 		sh.tfDead[id] = 0
 	}
 	for id, list := range sh.kw {
-		k := 0
-		for _, p := range list {
-			if !sh.isDead(p.slot) {
-				list[k] = kwPost{slot: remap[p.slot], mask: p.mask}
-				k++
-			}
-		}
-		sh.kw[id] = slices.Clip(list[:k])
-		if k == 0 {
-			sh.kw[id] = nil
-		}
+		sh.kw[id] = renumberList(sh, list, remap)
 		sh.kwDead[id] = 0
 	}
 	clear(sh.docs[n:])
@@ -439,8 +419,32 @@ func insertByKeyOrder(list []*doc, d *doc) []*doc {
 	return slices.Insert(list, i, d)
 }
 
-func (p tfPost) docSlot() uint32 { return p.slot }
-func (p kwPost) docSlot() uint32 { return p.slot }
+// posting is a text or keyword posting: both lists are kept in slot order.
+type posting[P any] interface {
+	docSlot() uint32
+	withSlot(slot uint32) P
+}
+
+func (p tfPost) docSlot() uint32             { return p.slot }
+func (p kwPost) docSlot() uint32             { return p.slot }
+func (p tfPost) withSlot(slot uint32) tfPost { p.slot = slot; return p }
+func (p kwPost) withSlot(slot uint32) kwPost { p.slot = slot; return p }
+
+// renumberList drops the dead postings of list and gives the others their
+// new slots.
+func renumberList[P posting[P]](sh *shard, list []P, remap []uint32) []P {
+	k := 0
+	for _, p := range list {
+		if !sh.isDead(p.docSlot()) {
+			list[k] = p.withSlot(remap[p.docSlot()])
+			k++
+		}
+	}
+	if k == 0 {
+		return nil
+	}
+	return slices.Clip(list[:k])
+}
 
 // swapDoc replaces old by d in list.
 func swapDoc(list []*doc, old, d *doc) {

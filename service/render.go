@@ -32,15 +32,7 @@ func renderSearch(query string, r *tooldexv1.SearchResponse, entries []*entry) s
 	n := len(r.GetResults())
 	switch {
 	case n > 0:
-		b = append(b, "Found "...)
-		b = strconv.AppendInt(b, int64(n), 10)
-		b = append(b, " deferred "...)
-		b = append(b, plural(n, "tool")...)
-		b = append(b, " for "...)
-		b = strconv.AppendQuote(b, query)
-		b = append(b, " ("...)
-		b = strconv.AppendInt(b, int64(r.GetTotalDeferredTools()), 10)
-		b = append(b, " searched):\n"...)
+		b = appendFound(b, n, query, r.GetTotalDeferredTools())
 		b = renderResults(b, r.GetResults(), entries, withSchemas)
 	case len(r.GetAlreadyLoaded()) == 0:
 		b = append(b, "No matching deferred tools found for "...)
@@ -83,6 +75,14 @@ func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entr
 		return fmt.Sprintf("No deferred tools match %q (%d searched). Describe the task differently or with fewer details.\n", query, r.GetTotalDeferredTools())
 	}
 	b := make([]byte, 0, renderSize(query, entries, true))
+	b = appendFound(b, n, query, r.GetTotalDeferredTools())
+	b = renderResults(b, r.GetResults(), entries, true)
+	b = append(b, invokeHint+"\n"...)
+	return string(b)
+}
+
+// appendFound appends `Found N deferred tools for "query" (M searched):`.
+func appendFound(b []byte, n int, query string, total int32) []byte {
 	b = append(b, "Found "...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, " deferred "...)
@@ -90,11 +90,8 @@ func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entr
 	b = append(b, " for "...)
 	b = strconv.AppendQuote(b, query)
 	b = append(b, " ("...)
-	b = strconv.AppendInt(b, int64(r.GetTotalDeferredTools()), 10)
-	b = append(b, " searched):\n"...)
-	b = renderResults(b, r.GetResults(), entries, true)
-	b = append(b, invokeHint+"\n"...)
-	return string(b)
+	b = strconv.AppendInt(b, int64(total), 10)
+	return append(b, " searched):\n"...)
 }
 
 // renderSize estimates a rendering's length, so that it is built in one
