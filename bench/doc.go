@@ -6,4 +6,9 @@
 // Run them with
 //
 //	go test -run '^$' -bench Execute -count=5 ./bench/
+//
+// BenchmarkExecuteInterleaved runs the three setups at once in alternating
+// short slices, so that a shared machine's drift falls on all of them
+// alike; its tooldex / relay ratios are the figures docs/BENCHMARKS.md
+// quotes.
 package bench
