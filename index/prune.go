@@ -295,29 +295,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		}
 		for k := nek; k < nk; k++ {
 			tj := sc.kord[k]
-			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
-				kl := &sc.kl[li]
-				j := kl.pos
-				for ; j < len(kl.list); j++ {
-					post := &kl.list[j]
-					if int(post.slot) >= hi {
-						break
-					}
-					b := post.mask & kl.need
-					if kl.partial && post.mask&fieldName != 0 {
-						b = fieldPartial
-					}
-					if b == 0 {
-						continue
-					}
-					s := int(post.slot) - lo
-					if sc.bits[s] == 0 {
-						sc.tt = append(sc.tt, int32(s))
-					}
-					sc.bits[s] |= b
-				}
-				kl.pos = j
-			}
+			sc.markKeyword(tj, lo, hi, false)
 			for _, s := range sc.tt {
 				sc.kwub[s] += keywordBound(sc.bits[s])
 				sc.bits[s] = 0
@@ -342,29 +320,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				nseek++
 				continue
 			}
-			for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
-				kl := &sc.kl[li]
-				j := seek(kl.list, kl.pos, uint32(lo))
-				for ; j < len(kl.list); j++ {
-					post := &kl.list[j]
-					if int(post.slot) >= hi {
-						break
-					}
-					b := post.mask & kl.need
-					if kl.partial && post.mask&fieldName != 0 {
-						b = fieldPartial
-					}
-					if b == 0 {
-						continue
-					}
-					s := int(post.slot) - lo
-					if sc.bits[s] == 0 {
-						sc.tt = append(sc.tt, int32(s))
-					}
-					sc.bits[s] |= b
-				}
-				kl.pos = j
-			}
+			sc.markKeyword(tj, lo, hi, true)
 			for _, s := range sc.tt {
 				if sc.kwne[s] == 0 {
 					sc.kt = append(sc.kt, s)
@@ -711,6 +667,38 @@ func (d *doc) wordMask(id uint32) uint8 {
 		return d.kw[lo].mask
 	}
 	return 0
+}
+
+// markKeyword reads the postings of keyword term tj's lists in the window
+// [lo, hi): the fields each matches go to sc.bits, the window positions
+// first marked to sc.tt. With gallop, each list first skips to lo.
+func (sc *pruneScratch) markKeyword(tj, lo, hi int, gallop bool) {
+	for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+		kl := &sc.kl[li]
+		j := kl.pos
+		if gallop {
+			j = seek(kl.list, j, uint32(lo))
+		}
+		for ; j < len(kl.list); j++ {
+			post := &kl.list[j]
+			if int(post.slot) >= hi {
+				break
+			}
+			b := post.mask & kl.need
+			if kl.partial && post.mask&fieldName != 0 {
+				b = fieldPartial
+			}
+			if b == 0 {
+				continue
+			}
+			s := int(post.slot) - lo
+			if sc.bits[s] == 0 {
+				sc.tt = append(sc.tt, int32(s))
+			}
+			sc.bits[s] |= b
+		}
+		kl.pos = j
+	}
 }
 
 // seek returns the index of the first posting of l at or after j whose
