@@ -395,7 +395,7 @@ func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse
 	return resp, nil
 }
 
-// Discover ranks deferred tools for a task by TF-IDF alone.
+// Discover ranks deferred tools for a task by the text scorer alone.
 func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
 	resp, err := s.discover(req)
 	if err != nil {
