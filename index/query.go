@@ -43,7 +43,7 @@ type Query struct {
 }
 
 // ParseQuery interprets a ToolSearch query: "select:A,B" selects tools by
-// name, "discover:<task>" ranks by TF-IDF alone, a query starting with
+// name, "discover:<task>" ranks by the text scorer alone, a query starting with
 // "mcp__" lists the tools whose names start with it, anything else is a
 // keyword query ("+term" required). Prefixes are case-insensitive.
 func ParseQuery(q string) (Query, error) {
