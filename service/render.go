@@ -169,9 +169,11 @@ func oneLine(s string) string {
 	return strings.TrimSpace(s[:cut]) + "…"
 }
 
-// paramSummary lists top-level parameters, required first: "cron (string,
-// required), prompt (string)".
-func paramSummary(schema *structpb.Struct) string {
+// ParamSummary lists a schema's top-level parameters, required first:
+// "cron (string, required), prompt (string)". A parameter with no type
+// shows its type list joined by "|", "enum" when it only has an enum, or
+// "any".
+func ParamSummary(schema *structpb.Struct) string {
 	props := schema.GetFields()["properties"].GetStructValue().GetFields()
 	if len(props) == 0 {
 		return ""
@@ -206,6 +208,8 @@ func paramSummary(schema *structpb.Struct) string {
 				ts = append(ts, v.GetStringValue())
 			}
 			desc += " (" + strings.Join(ts, "|")
+		case props[n].GetStructValue().GetFields()["enum"] != nil:
+			desc += " (enum"
 		default:
 			desc += " (any"
 		}

@@ -250,7 +250,7 @@ func (s *Server) buildEntry(t *tooldexv1.Tool, compiled bool, origin tooldexv1.O
 	doc := docOf(c, schema)
 	e := &entry{
 		tool: c, doc: &doc,
-		oneLine: oneLine(c.GetDescription()), params: paramSummary(t.GetInputSchema()),
+		oneLine: oneLine(c.GetDescription()), params: ParamSummary(t.GetInputSchema()),
 	}
 	if compiled {
 		e.schema = &lazySchema{tool: c}

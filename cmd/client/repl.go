@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/service"
 )
 
 // replBackend is what the REPL calls on a tooldex server.
@@ -564,64 +565,8 @@ func cutWidth(s string, width int) string {
 }
 
 // paramSummary lists a tool's parameters as "name (type, required)",
-// required ones first.
-func paramSummary(t *tooldexv1.Tool) string {
-	schema := t.GetInputSchema().AsMap()
-	props, _ := schema["properties"].(map[string]any)
-	required := map[string]bool{}
-	if req, ok := schema["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if required[a] != required[b] {
-			if required[a] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	parts := make([]string, len(names))
-	for i, n := range names {
-		typ := schemaType(props[n])
-		if required[n] {
-			parts[i] = fmt.Sprintf("%s (%s, required)", n, typ)
-		} else {
-			parts[i] = fmt.Sprintf("%s (%s)", n, typ)
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-func schemaType(v any) string {
-	p, _ := v.(map[string]any)
-	switch t := p["type"].(type) {
-	case string:
-		return t
-	case []any:
-		var ts []string
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				ts = append(ts, s)
-			}
-		}
-		if len(ts) > 0 {
-			return strings.Join(ts, "|")
-		}
-	}
-	if _, ok := p["enum"]; ok {
-		return "enum"
-	}
-	return "any"
-}
+// required ones first, as Search's text does.
+func paramSummary(t *tooldexv1.Tool) string { return service.ParamSummary(t.GetInputSchema()) }
 
 // searchText renders a Search response as 'tooldex search' prints it.
 func searchText(resp *tooldexv1.SearchResponse) string {
