@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/mcpfacade"
 )
 
@@ -45,21 +46,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	set := make(map[string]bool)
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
-			return
-		}
-		env := "TOOLDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(env); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", env, v, e)
-			}
-		}
-	})
-	if err != nil {
+	if _, err := flagenv.Apply(fs, getenv, nil); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -28,6 +28,7 @@ import (
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/service"
@@ -100,27 +101,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	set := make(map[string]bool)
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
-			return
-		}
-		env := "TOOLDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		v := getenv(env)
-		if v == "" && specEnv[f.Name] != "" {
-			env = specEnv[f.Name]
-			v = getenv(env)
-		}
-		if v == "" {
-			return
-		}
-		if e := fs.Set(f.Name, v); e != nil {
-			err = fmt.Errorf("%s=%q: %w", env, v, e)
-		}
-		set[f.Name] = true
-	})
+	set, err := flagenv.Apply(fs, getenv, specEnv)
 	if err != nil {
 		return nil, err
 	}
