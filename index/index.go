@@ -103,13 +103,18 @@ func SpecConfig() Config {
 	return c
 }
 
-// withDefaults fills zero fields from DefaultConfig, or from SpecConfig for
-// the cosine scorer.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.Scorer == ScorerCosine {
-		d = SpecConfig()
+// ScorerConfig returns the defaults that go with a scorer: SpecConfig for
+// the cosine, DefaultConfig otherwise.
+func ScorerConfig(s Scorer) Config {
+	if s == ScorerCosine {
+		return SpecConfig()
 	}
+	return DefaultConfig()
+}
+
+// withDefaults fills zero fields from ScorerConfig(c.Scorer).
+func (c Config) withDefaults() Config {
+	d := ScorerConfig(c.Scorer)
 	if c.Shards <= 0 {
 		c.Shards = d.Shards
 	}

@@ -40,10 +40,7 @@ func cmdEval(e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	cfg := index.DefaultConfig()
-	if sc == index.ScorerCosine {
-		cfg = index.SpecConfig()
-	}
+	cfg := index.ScorerConfig(sc)
 	set := make(map[string]bool)
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["weight-keyword"] {

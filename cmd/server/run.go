@@ -111,10 +111,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	// A weight not given takes the scorer's default; one given alone
 	// keeps the other at its default too.
-	def := index.DefaultConfig()
-	if c.scorer == index.ScorerCosine {
-		def = index.SpecConfig()
-	}
+	def := index.ScorerConfig(c.scorer)
 	if !set["weight-keyword"] && c.wKeyword == 0 {
 		c.wKeyword = def.KeywordWeight
 	}
