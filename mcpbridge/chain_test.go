@@ -8,10 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/tooldex/tooldex/mcpfacade"
 )
@@ -32,18 +30,9 @@ func TestMCPClientThroughFacadeToNPMServer(t *testing.T) {
 		hello = r
 	}
 	addr, c := startTooldex(t)
-	cfg, err := ParseConfig([]byte(`{"mcpServers": {
-		"filesystem": {"command": "node", "args": [` + quote(fsJS) + `, ` + quote(root) + `]}
-	}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(cfg, Options{Addr: addr, Logger: zaptest.NewLogger(t),
-		MinRestart: 50 * time.Millisecond, MaxRestart: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runBridge(t, b)
+	startBridge(t, addr, `{"mcpServers": {
+		"filesystem": {"command": "node", "args": [`+quote(fsJS)+`, `+quote(root)+`]}
+	}}`)
 	waitHas(t, c, "mcp__filesystem__", "mcp__filesystem__read_text_file")
 
 	server := mcpfacade.New(c, mcpfacade.Options{Caller: "chain-test"})

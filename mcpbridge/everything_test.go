@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -21,18 +20,9 @@ import (
 func TestEverythingServer(t *testing.T) {
 	js := npmServer(t, "server-everything")
 	addr, c := startTooldex(t)
-	cfg, err := ParseConfig([]byte(`{"mcpServers": {
-		"everything": {"command": "node", "args": [` + quote(js) + `, "stdio"]}
-	}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(cfg, Options{Addr: addr, Logger: zaptest.NewLogger(t),
-		MinRestart: 50 * time.Millisecond, MaxRestart: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runBridge(t, b)
+	startBridge(t, addr, `{"mcpServers": {
+		"everything": {"command": "node", "args": [`+quote(js)+`, "stdio"]}
+	}}`)
 
 	const p = "mcp__everything__"
 	echo, long := p+"echo", p+"trigger-long-running-operation"

@@ -62,6 +62,23 @@ func startTooldex(t *testing.T) (string, tooldexv1.DiscoveryServiceClient) {
 }
 
 // runBridge runs b until the test's cleanup, which waits for Run to return.
+// startBridge runs a bridge for an mcpServers config against the tooldex
+// at addr, restarting crashed servers quickly, until the test ends.
+func startBridge(t *testing.T, addr, config string) *Bridge {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(cfg, Options{Addr: addr, Logger: zaptest.NewLogger(t),
+		MinRestart: 50 * time.Millisecond, MaxRestart: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBridge(t, b)
+	return b
+}
+
 func runBridge(t *testing.T, b *Bridge) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

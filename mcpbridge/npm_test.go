@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -49,19 +47,10 @@ func TestRealNPMServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr, c := startTooldex(t)
-	cfg, err := ParseConfig([]byte(`{"mcpServers": {
-		"filesystem": {"command": "node", "args": [` + quote(fsJS) + `, ` + quote(root) + `]},
-		"memory": {"command": "node", "args": [` + quote(memJS) + `], "env": {"MEMORY_FILE_PATH": ` + quote(filepath.Join(dir, "memory.jsonl")) + `}}
-	}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(cfg, Options{Addr: addr, Logger: zaptest.NewLogger(t),
-		MinRestart: 50 * time.Millisecond, MaxRestart: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runBridge(t, b)
+	b := startBridge(t, addr, `{"mcpServers": {
+		"filesystem": {"command": "node", "args": [`+quote(fsJS)+`, `+quote(root)+`]},
+		"memory": {"command": "node", "args": [`+quote(memJS)+`], "env": {"MEMORY_FILE_PATH": `+quote(filepath.Join(dir, "memory.jsonl"))+`}}
+	}}`)
 
 	waitHas(t, c, "mcp__filesystem__", "mcp__filesystem__read_text_file", "mcp__filesystem__list_directory")
 	waitHas(t, c, "mcp__memory__", "mcp__memory__create_entities", "mcp__memory__open_nodes")
