@@ -36,6 +36,23 @@ func mustRun(t *testing.T, fn toolhost.Handler, params map[string]any) *toolhost
 
 // resultText is the text of a result's text blocks, or the JSON of its JSON
 // blocks.
+// checkOutcome checks that res is an error containing wantErr, or a
+// success when wantErr is "", and reports whether it is a success to check
+// further.
+func checkOutcome(t *testing.T, res *toolhost.Result, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if !res.IsError || !strings.Contains(resultText(t, res), wantErr) {
+			t.Errorf("result = %q (is_error %v), want an error containing %q", resultText(t, res), res.IsError, wantErr)
+		}
+		return false
+	}
+	if res.IsError {
+		t.Fatalf("result = %q, want success", resultText(t, res))
+	}
+	return true
+}
+
 func resultText(t *testing.T, res *toolhost.Result) string {
 	t.Helper()
 	var b strings.Builder
@@ -212,14 +229,8 @@ func TestTimeConvert(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := mustRun(t, timeConvert, tt.params)
-			if tt.wantErr != "" {
-				if !res.IsError || !strings.Contains(resultText(t, res), tt.wantErr) {
-					t.Errorf("result = %q (is_error %v), want an error containing %q", resultText(t, res), res.IsError, tt.wantErr)
-				}
+			if !checkOutcome(t, res, tt.wantErr) {
 				return
-			}
-			if res.IsError {
-				t.Fatalf("result = %q, want success", resultText(t, res))
 			}
 			if got := res.Structured["time"]; got != tt.wantTime {
 				t.Errorf("time = %v, want %s", got, tt.wantTime)
