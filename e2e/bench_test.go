@@ -16,6 +16,15 @@ func TestClientBenchSearch(t *testing.T) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
 	}
+	for _, view := range []string{"json", "none"} {
+		out, err := s.client(t, nil, "bench", "search", "--duration", "200ms", "--concurrency", "2", "--floor=false", "--schema", view)
+		if err != nil {
+			t.Fatalf("tooldex bench search --schema %s: %v\n%s", view, err, out)
+		}
+		if !strings.Contains(out, "schema view "+view) || !strings.Contains(out, "search ") {
+			t.Errorf("bench --schema %s output:\n%s", view, out)
+		}
+	}
 	if out, err := s.client(t, nil, "bench", "execute"); err == nil {
 		t.Errorf("tooldex bench execute succeeded, want a usage error:\n%s", out)
 	}

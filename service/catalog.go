@@ -43,9 +43,12 @@ type entry struct {
 	// than on every search: its description's first line and its
 	// parameter summary.
 	oneLine, params string
-	// schemaText is the input schema as JSON for select: and Discover
-	// text, rendered the first time one of them lists the tool: only tools
-	// that are asked for pay for a copy.
+	// schemaText is the input schema as compact JSON ("" when the tool has
+	// none), for select: and Discover text and for the JSON schema view
+	// (SCHEMA_VIEW_JSON, view.go). It is rendered from the stored wire
+	// bytes the first time one of them lists the tool, then kept: only
+	// tools that are asked for pay for a copy, and a replaced tool is a
+	// new entry, so the copy goes with the old one.
 	schemaText atomic.Pointer[string]
 	// doc is what the index needs, kept from registration until put.
 	doc *index.Doc
@@ -120,12 +123,16 @@ func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protorefl
 	return v
 }
 
-// schemaJSON returns the tool's input schema as JSON, rendered once.
+// schemaJSON returns the tool's input schema as compact JSON, rendered
+// once; "" when the tool has none.
 func (e *entry) schemaJSON() string {
 	if p := e.schemaText.Load(); p != nil {
 		return *p
 	}
-	js := schemaJSON(inputSchema(e.tool))
+	var js string
+	if s := inputSchema(e.tool); s != nil {
+		js = schemaJSON(s)
+	}
 	e.schemaText.Store(&js)
 	return js
 }

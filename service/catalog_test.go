@@ -137,9 +137,11 @@ func randTool(r *rand.Rand, name string) *tooldexv1.Tool {
 
 // TestLightToolsEqualStandard checks, over random catalogs and queries,
 // that a client decodes the same Search, Discover, Prefetch and ListTools
-// responses
-// from the fast registration as from the standard one and from the
-// in-process methods, and that every tool in them is the registered one.
+// responses, in random schema views, from the fast registration as from
+// the standard one and from the in-process methods, and that every tool in
+// them is the registered one (in the JSON view, its schema as JSON text
+// that decodes to the registered schema, as protojson and encoding/json
+// write it).
 func TestLightToolsEqualStandard(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -176,7 +178,9 @@ func TestLightToolsEqualStandard(t *testing.T) {
 					}
 					registered[tl.Name] = tl
 				}
-				check := func(what string, got *tooldexv1.Tool) {
+				// check checks a tool of a response for view (view.go):
+				// the registered tool, its schema as the view has it.
+				check := func(what string, view tooldexv1.SchemaView, got *tooldexv1.Tool) {
 					t.Helper()
 					want := proto.CloneOf(registered[got.GetName()])
 					if want == nil {
@@ -187,16 +191,22 @@ func TestLightToolsEqualStandard(t *testing.T) {
 						want.Source = got.GetSource()
 					}
 					seen++
+					if view == viewJSON || view == viewNone {
+						checkToolView(t, what, view, got, want)
+						return
+					}
 					if !proto.Equal(want, got) {
 						t.Fatalf("%s: tool differs from the registered one:\n got %v\nwant %v", what, got, want)
 					}
 				}
+				views := []tooldexv1.SchemaView{tooldexv1.SchemaView_SCHEMA_VIEW_UNSPECIFIED, viewStruct, viewJSON, viewNone}
 				queries := []string{"select:" + names[r.IntN(len(names))] + "," + names[r.IntN(len(names))] + ",nope", "mcp__srv", names[r.IntN(len(names))]}
 				for range 30 {
 					queries = append(queries, randWords(r, 1+r.IntN(4)))
 				}
 				for _, q := range queries {
-					req := &tooldexv1.SearchRequest{Query: q, MaxResults: int32(r.IntN(12)), Provider: []string{"", "anthropic", "openai"}[r.IntN(3)]}
+					view := views[r.IntN(len(views))]
+					req := &tooldexv1.SearchRequest{Query: q, MaxResults: int32(r.IntN(12)), Provider: []string{"", "anthropic", "openai"}[r.IntN(3)], SchemaView: view}
 					a, err := standard.Search(ctx, req)
 					if err != nil {
 						t.Fatal(err)
@@ -213,9 +223,10 @@ func TestLightToolsEqualStandard(t *testing.T) {
 						t.Fatalf("Search(%q) differs:\nstandard %v\nfast %v\nin-process %v", q, a, b, c)
 					}
 					for _, res := range b.GetResults() {
-						check("Search "+q, res.GetTool())
+						check("Search "+q, view, res.GetTool())
 					}
-					dreq := &tooldexv1.DiscoverRequest{Query: q, MaxResults: req.MaxResults}
+					dview := views[r.IntN(len(views))]
+					dreq := &tooldexv1.DiscoverRequest{Query: q, MaxResults: req.MaxResults, SchemaView: dview}
 					da, err := standard.Discover(ctx, dreq)
 					if err != nil {
 						t.Fatal(err)
@@ -224,20 +235,31 @@ func TestLightToolsEqualStandard(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !proto.Equal(da, db) {
-						t.Fatalf("Discover(%q) differs:\nstandard %v\nfast %v", q, da, db)
+					dc, err := s.Discover(ctx, dreq)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !proto.Equal(da, db) || !proto.Equal(da, dc) {
+						t.Fatalf("Discover(%q) differs:\nstandard %v\nfast %v\nin-process %v", q, da, db, dc)
 					}
 					for _, res := range db.GetResults() {
-						check("Discover "+q, res.GetTool())
+						check("Discover "+q, dview, res.GetTool())
+					}
+					// The JSON a grpcurl user sees is the same too.
+					ja, _ := protojson.Marshal(da)
+					jb, _ := protojson.Marshal(db)
+					if string(ja) != string(jb) {
+						t.Fatalf("Discover(%q) JSON differs", q)
 					}
 				}
 				for i := range 10 {
 					msg := randWords(r, 2+r.IntN(6))
-					pa, err := standard.Prefetch(ctx, &tooldexv1.PrefetchRequest{Message: msg, SessionId: fmt.Sprint("a", round, i)})
+					pview := views[r.IntN(len(views))]
+					pa, err := standard.Prefetch(ctx, &tooldexv1.PrefetchRequest{Message: msg, SessionId: fmt.Sprint("a", round, i), SchemaView: pview})
 					if err != nil {
 						t.Fatal(err)
 					}
-					pb, err := fast.Prefetch(ctx, &tooldexv1.PrefetchRequest{Message: msg, SessionId: fmt.Sprint("b", round, i)})
+					pb, err := fast.Prefetch(ctx, &tooldexv1.PrefetchRequest{Message: msg, SessionId: fmt.Sprint("b", round, i), SchemaView: pview})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -245,7 +267,7 @@ func TestLightToolsEqualStandard(t *testing.T) {
 						t.Fatalf("Prefetch(%q) differs:\nstandard %v\nfast %v", msg, pa, pb)
 					}
 					for _, res := range pb.GetResults() {
-						check("Prefetch "+msg, res.GetTool())
+						check("Prefetch "+msg, pview, res.GetTool())
 					}
 				}
 				for _, lreq := range []*tooldexv1.ListToolsRequest{{}, {NamePrefix: "core"}, {Loading: tooldexv1.Loading_LOADING_CORE}} {
@@ -267,7 +289,7 @@ func TestLightToolsEqualStandard(t *testing.T) {
 						t.Fatalf("ListTools JSON differs")
 					}
 					for _, tl := range lb.GetTools() {
-						check("ListTools", tl)
+						check("ListTools", viewStruct, tl)
 					}
 				}
 			}
@@ -299,7 +321,8 @@ func TestRegisterUnchangedWithLightTools(t *testing.T) {
 }
 
 // FuzzLightTool checks that a tool stored light decodes to the tool as
-// registered, whatever the schema.
+// registered, whatever the schema, and that its JSON schema view decodes
+// to the registered schema.
 func FuzzLightTool(f *testing.F) {
 	for _, s := range hostileSchemas() {
 		f.Add(s, "description")
@@ -325,6 +348,11 @@ func FuzzLightTool(f *testing.F) {
 		}
 		if got := inputSchema(l); !proto.Equal(got, s) {
 			t.Fatalf("inputSchema(light(t)) != schema")
+		}
+		for _, view := range []tooldexv1.SchemaView{viewJSON, viewNone} {
+			res := []*tooldexv1.SearchResult{{Tool: l}}
+			applyView(res, []*entry{{tool: l}}, view)
+			checkToolView(t, "light tool", view, res[0].GetTool(), tl)
 		}
 	})
 }

@@ -176,6 +176,7 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 	case minScore == 0:
 		minScore = prefetchMinScore
 	}
+	checkView(ve, req.GetSchemaView())
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
@@ -208,6 +209,7 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 	}
 	s.sessions.record(req.GetSessionId(), names)
 	resp.Text = renderPrefetch(resp.Results, entries)
+	applyView(resp.Results, entries, req.GetSchemaView())
 	return resp, nil
 }
 

@@ -138,7 +138,11 @@ func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry
 		b = append(b, '\n')
 		if withSchemas {
 			b = append(b, "   Schema: "...)
-			b = append(b, e.schemaJSON()...)
+			if js := e.schemaJSON(); js != "" {
+				b = append(b, js...)
+			} else {
+				b = append(b, defaultSchemaJSON...)
+			}
 			b = append(b, '\n')
 		} else if e.params != "" {
 			b = append(b, "   Params: "...)
@@ -221,13 +225,20 @@ func ParamSummary(schema *structpb.Struct) string {
 	return strings.Join(parts, ", ")
 }
 
+// defaultSchemaJSON is what a tool without an input schema takes.
+const defaultSchemaJSON = `{"type":"object"}`
+
+// schemaJSON renders a schema as compact JSON (encoding/json's: keys
+// sorted, HTML characters escaped). Registration refuses the only values
+// JSON cannot hold (numbers that are not finite); a schema holding one
+// anyway renders as the default.
 func schemaJSON(schema *structpb.Struct) string {
 	if schema == nil {
-		return `{"type":"object"}`
+		return defaultSchemaJSON
 	}
 	b, err := json.Marshal(schema.AsMap())
 	if err != nil {
-		return `{"type":"object"}`
+		return defaultSchemaJSON
 	}
 	return string(b)
 }

@@ -371,7 +371,7 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 // search is Search with light tools (see catalog.go): what the gRPC handler
 // sends. Errors are gRPC statuses.
 func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
-	max, err := maxResults(req.GetMaxResults())
+	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
@@ -392,6 +392,7 @@ func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse
 	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
 		return nil, s.toStatus(err)
 	}
+	applyView(resp.Results, entries, req.GetSchemaView())
 	return resp, nil
 }
 
@@ -408,7 +409,7 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 // discover is Discover with light tools (see catalog.go): what the gRPC
 // handler sends. Errors are gRPC statuses.
 func (s *Server) discover(req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
-	max, err := maxResults(req.GetMaxResults())
+	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
@@ -426,6 +427,7 @@ func (s *Server) discover(req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverRe
 	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
 		return nil, s.toStatus(err)
 	}
+	applyView(resp.Results, entries, req.GetSchemaView())
 	return resp, nil
 }
 
@@ -438,13 +440,15 @@ func (s *Server) visible(caller string) func(string) bool {
 	return func(name string) bool { return s.perms.Visible(name, caller) }
 }
 
-func maxResults(n int32) (int, error) {
+// checkSearch validates Search's and Discover's max_results and
+// schema_view, and returns max_results.
+func checkSearch(n int32, view tooldexv1.SchemaView) (int, error) {
+	ve := &ValidationError{}
 	if n < 0 {
-		ve := &ValidationError{}
 		ve.add("max_results", "is %d; use 0 for the default of %d, or a positive number", n, index.DefaultMax)
-		return 0, ve
 	}
-	return int(n), nil
+	checkView(ve, view)
+	return int(n), ve.err()
 }
 
 // fullResults replaces light tools by full ones, for in-process callers.

@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -104,6 +105,9 @@ func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) *jsonsch
 			ve.add(fmt.Sprintf("%s.aliases[%d]", field, i), "%s", why)
 		}
 	}
+	if t.GetInputSchemaJson() != "" {
+		ve.add(field+".input_schema_json", "is output only (Search, Discover and Prefetch fill it for SCHEMA_VIEW_JSON); register the schema as input_schema")
+	}
 	if t.GetInputSchema() == nil {
 		return nil
 	}
@@ -116,11 +120,38 @@ func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) *jsonsch
 		ve.add(field+".input_schema", "nests objects and arrays more than %d levels deep", MaxSchemaDepth)
 		return nil
 	}
+	if !finite(doc) {
+		ve.add(field+".input_schema", "holds a number that is not finite (NaN or infinite), which JSON cannot represent")
+		return nil
+	}
 	sch, err := compileSchema(doc)
 	if err != nil {
 		ve.add(field+".input_schema", "%v", err)
 	}
 	return sch
+}
+
+// finite reports whether every number in v (a decoded Struct) is finite:
+// a Struct can hold NaN and infinities, JSON cannot, and a schema is JSON
+// (it is rendered as JSON text for models and for SCHEMA_VIEW_JSON).
+func finite(v any) bool {
+	switch v := v.(type) {
+	case float64:
+		return !math.IsNaN(v) && !math.IsInf(v, 0)
+	case map[string]any:
+		for _, e := range v {
+			if !finite(e) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if !finite(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // nesting returns how deeply v nests objects and arrays, looking no more

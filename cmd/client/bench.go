@@ -22,7 +22,8 @@ import (
 )
 
 // cmdBench measures a deployment: tooldex bench search [--concurrency N]
-// [--duration D] [QUERY...] runs Search in a loop from N callers and
+// [--duration D] [--schema struct|json|none] [QUERY...] runs Search (with
+// that schema view) in a loop from N callers and
 // prints latency percentiles and throughput, next to the same load of gRPC
 // health checks on the same server (the floor: the cost of a call that does
 // nothing).
@@ -34,7 +35,7 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 		return benchMemory(ctx, e, args[1:])
 	}
 	if len(args) == 0 || args[0] != "search" {
-		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [QUERY...] | tooldex bench memory [--tools N] [--datasets DIR]")
+		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [--schema struct|json|none] [QUERY...] | tooldex bench memory [--tools N] [--datasets DIR]")
 	}
 	var c common
 	fs := newFlags("bench search", e, &c)
@@ -42,7 +43,12 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 	dur := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
 	floor := fs.Bool("floor", true, "also measure gRPC health checks on the same server")
 	decode := fs.Bool("decode", true, "decode Search responses (false: take them as bytes, to leave the client's decoding out of a shared machine's CPU)")
+	schema := schemaViewFlag(fs)
 	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	view, err := parseSchemaView("bench", *schema)
+	if err != nil {
 		return err
 	}
 	if *conc < 1 || *dur <= 0 {
@@ -63,7 +69,7 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 		name string
 		call func(ctx context.Context, i int) error
 	}{{"search", func(ctx context.Context, i int) error {
-		req := &tooldexv1.SearchRequest{Query: queries[i%len(queries)]}
+		req := &tooldexv1.SearchRequest{Query: queries[i%len(queries)], SchemaView: view}
 		if !*decode {
 			var reply rawReply
 			return conn.Invoke(ctx, tooldexv1.DiscoveryService_Search_FullMethodName, req, &reply, grpc.ForceCodecV2(rawCodec{encoding.GetCodecV2("proto")}))
@@ -80,7 +86,7 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 			return err
 		}})
 	}
-	fmt.Fprintf(e.stdout, "%s, %d caller(s), %s each\n", c.addr, *conc, *dur)
+	fmt.Fprintf(e.stdout, "%s, %d caller(s), %s each, schema view %s\n", c.addr, *conc, *dur, *schema)
 	fmt.Fprintf(e.stdout, "%-15s %10s %10s %10s %10s %10s %8s\n", "call", "calls", "QPS", "p50", "p90", "p99", "errors")
 	for _, r := range runs {
 		lat, errs := load(ctx, *conc, *dur, r.call)

@@ -39,6 +39,7 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	dir := fs.String("datasets", "../shared/datasets", "directory of <dataset>/tools.jsonl files")
 	memprofile := fs.String("memprofile", "", "write a heap profile here after registering")
 	writeCatalog := fs.String("write-catalog", "", "only write the N tools to this JSONL file (for the server's --catalog) and exit")
+	jsonView := fs.Bool("json-view", false, "then select every tool once with schema_view JSON and measure again: what the schema JSON kept per tool adds when every tool has been asked for")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +99,38 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
+	var rssView, heapView int64
+	if *jsonView {
+		// Every tool once in the JSON view: each entry then keeps its
+		// schema's JSON (rendered on first request).
+		var names []string
+		size := 0
+		selectAll := func() error {
+			resp, err := svc.Search(ctx, &tooldexv1.SearchRequest{Query: "select:" + strings.Join(names, ","), SchemaView: tooldexv1.SchemaView_SCHEMA_VIEW_JSON})
+			if err != nil {
+				return fmt.Errorf("bench memory: select: %w", err)
+			}
+			if len(resp.GetResults()) != len(names) {
+				return fmt.Errorf("bench memory: select of %d tools found %d", len(names), len(resp.GetResults()))
+			}
+			names, size = names[:0], 0
+			return nil
+		}
+		for i := range *n {
+			t, _ := tool(i)
+			if size+len(t.GetName())+1 > index.MaxQueryBytes-len("select:") || len(names) == 256 {
+				if err := selectAll(); err != nil {
+					return err
+				}
+			}
+			names = append(names, t.GetName())
+			size += len(t.GetName()) + 1
+		}
+		if err := selectAll(); err != nil {
+			return err
+		}
+		rssView, heapView = memNow()
+	}
 	runtime.KeepAlive(svc)
 	svc = nil //nolint:ineffassign,wastedassign // dropped before the next measurement
 
@@ -126,6 +159,12 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	row("  index (alone), RSS grown", rssIx1-rssIx0)
 	row("  the rest (service)", (heap1-heap0)-(heapIx1-heapIx0))
 	row("process RSS", rss1)
+	if *jsonView {
+		fmt.Fprintln(e.stdout, "after selecting every tool once with schema view JSON:")
+		row("  RSS grown (service)", rssView-rss0)
+		row("  Go heap grown (service)", heapView-heap0)
+		row("  of which the schema JSON", heapView-heap1)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(e.stdout, "runtime: heap in use %s (live %s), heap retained %s, GC metadata %s, stacks %s\n",

@@ -196,7 +196,12 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 	fs := newFlags("search", e, &c)
 	max := fs.Int("max", 0, "maximum results (0: server default of 5)")
 	text := fs.Bool("text", false, "print the model-facing text instead of a table")
+	schema := schemaViewFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	view, err := parseSchemaView("search", *schema)
+	if err != nil {
 		return err
 	}
 	query := strings.Join(fs.Args(), " ")
@@ -205,7 +210,7 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.Search(ctx, &tooldexv1.SearchRequest{Query: query, MaxResults: int32(*max)})
+	resp, err := client.Search(ctx, &tooldexv1.SearchRequest{Query: query, MaxResults: int32(*max), SchemaView: view})
 	if err != nil {
 		return rpcError("search", err)
 	}
@@ -233,7 +238,12 @@ func cmdDiscover(ctx context.Context, e env, args []string) error {
 	var c common
 	fs := newFlags("discover", e, &c)
 	max := fs.Int("max", 0, "maximum results (0: server default of 5)")
+	schema := schemaViewFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	view, err := parseSchemaView("discover", *schema)
+	if err != nil {
 		return err
 	}
 	client, ctx, done, err := dial(ctx, &c)
@@ -241,7 +251,7 @@ func cmdDiscover(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.Join(fs.Args(), " "), MaxResults: int32(*max)})
+	resp, err := client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.Join(fs.Args(), " "), MaxResults: int32(*max), SchemaView: view})
 	if err != nil {
 		return rpcError("discover", err)
 	}
@@ -332,6 +342,20 @@ func cmdUnregister(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "not found: %s\n", strings.Join(nf, ", "))
 	}
 	return nil
+}
+
+// schemaViewFlag adds --schema, how results carry input schemas, to a
+// command's flags.
+func schemaViewFlag(fs *flag.FlagSet) *string {
+	return fs.String("schema", "struct", "how results carry input schemas: struct (google.protobuf.Struct), json (JSON text in input_schema_json) or none")
+}
+
+// parseSchemaView maps --schema to the request's schema_view.
+func parseSchemaView(cmd, s string) (tooldexv1.SchemaView, error) {
+	if v, ok := tooldexv1.SchemaView_value["SCHEMA_VIEW_"+strings.ToUpper(s)]; ok && s != "" && !strings.EqualFold(s, "unspecified") {
+		return tooldexv1.SchemaView(v), nil
+	}
+	return 0, fmt.Errorf("%s: --schema must be struct, json or none, not %q", cmd, s)
 }
 
 func enumName(s, prefix string) string { return strings.ToLower(strings.TrimPrefix(s, prefix)) }

@@ -22,6 +22,71 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SchemaView chooses how Search, Discover and Prefetch results carry each
+// tool's input schema.
+type SchemaView int32
+
+const (
+	// Not set: as SCHEMA_VIEW_STRUCT, so clients that predate the option get
+	// what they always got.
+	SchemaView_SCHEMA_VIEW_UNSPECIFIED SchemaView = 0
+	// Tool.input_schema, a google.protobuf.Struct; input_schema_json is
+	// empty.
+	SchemaView_SCHEMA_VIEW_STRUCT SchemaView = 1
+	// Tool.input_schema_json, the schema as compact JSON text; input_schema is
+	// empty. For clients that forward schemas as JSON (to an LLM provider):
+	// a string costs nothing to decode, a Struct costs a map entry and a
+	// Value per key.
+	SchemaView_SCHEMA_VIEW_JSON SchemaView = 2
+	// Neither input_schema nor input_schema_json: names, descriptions and the
+	// rest of each tool only, for clients that need the ranked list and the
+	// text.
+	SchemaView_SCHEMA_VIEW_NONE SchemaView = 3
+)
+
+// Enum value maps for SchemaView.
+var (
+	SchemaView_name = map[int32]string{
+		0: "SCHEMA_VIEW_UNSPECIFIED",
+		1: "SCHEMA_VIEW_STRUCT",
+		2: "SCHEMA_VIEW_JSON",
+		3: "SCHEMA_VIEW_NONE",
+	}
+	SchemaView_value = map[string]int32{
+		"SCHEMA_VIEW_UNSPECIFIED": 0,
+		"SCHEMA_VIEW_STRUCT":      1,
+		"SCHEMA_VIEW_JSON":        2,
+		"SCHEMA_VIEW_NONE":        3,
+	}
+)
+
+func (x SchemaView) Enum() *SchemaView {
+	p := new(SchemaView)
+	*p = x
+	return p
+}
+
+func (x SchemaView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SchemaView) Descriptor() protoreflect.EnumDescriptor {
+	return file_tooldex_v1_discovery_proto_enumTypes[0].Descriptor()
+}
+
+func (SchemaView) Type() protoreflect.EnumType {
+	return &file_tooldex_v1_discovery_proto_enumTypes[0]
+}
+
+func (x SchemaView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SchemaView.Descriptor instead.
+func (SchemaView) EnumDescriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{0}
+}
+
 // MatchKind says which path found a result.
 type MatchKind int32
 
@@ -67,11 +132,11 @@ func (x MatchKind) String() string {
 }
 
 func (MatchKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_tooldex_v1_discovery_proto_enumTypes[0].Descriptor()
+	return file_tooldex_v1_discovery_proto_enumTypes[1].Descriptor()
 }
 
 func (MatchKind) Type() protoreflect.EnumType {
-	return &file_tooldex_v1_discovery_proto_enumTypes[0]
+	return &file_tooldex_v1_discovery_proto_enumTypes[1]
 }
 
 func (x MatchKind) Number() protoreflect.EnumNumber {
@@ -80,7 +145,7 @@ func (x MatchKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MatchKind.Descriptor instead.
 func (MatchKind) EnumDescriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{0}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{1}
 }
 
 // QueryMode is how a query was interpreted.
@@ -128,11 +193,11 @@ func (x QueryMode) String() string {
 }
 
 func (QueryMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_tooldex_v1_discovery_proto_enumTypes[1].Descriptor()
+	return file_tooldex_v1_discovery_proto_enumTypes[2].Descriptor()
 }
 
 func (QueryMode) Type() protoreflect.EnumType {
-	return &file_tooldex_v1_discovery_proto_enumTypes[1]
+	return &file_tooldex_v1_discovery_proto_enumTypes[2]
 }
 
 func (x QueryMode) Number() protoreflect.EnumNumber {
@@ -141,7 +206,7 @@ func (x QueryMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QueryMode.Descriptor instead.
 func (QueryMode) EnumDescriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{1}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{2}
 }
 
 // RegisterToolsRequest carries the tools to insert or replace.
@@ -528,6 +593,10 @@ type SearchRequest struct {
 	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
 	// The frontend supports Anthropic tool_reference blocks.
 	ToolReference bool `protobuf:"varint,5,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
+	// How results carry each tool's input schema. SCHEMA_VIEW_UNSPECIFIED
+	// is SCHEMA_VIEW_STRUCT; other values are INVALID_ARGUMENT. text and
+	// content_json are the same for every view.
+	SchemaView    SchemaView `protobuf:"varint,6,opt,name=schema_view,json=schemaView,proto3,enum=tooldex.v1.SchemaView" json:"schema_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -595,6 +664,13 @@ func (x *SearchRequest) GetToolReference() bool {
 		return x.ToolReference
 	}
 	return false
+}
+
+func (x *SearchRequest) GetSchemaView() SchemaView {
+	if x != nil {
+		return x.SchemaView
+	}
+	return SchemaView_SCHEMA_VIEW_UNSPECIFIED
 }
 
 // SearchResponse holds ranked tools and a rendering for the model.
@@ -703,7 +779,7 @@ func (x *SearchResponse) GetContentJson() string {
 // SearchResult is one ranked tool.
 type SearchResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The tool, with its input schema.
+	// The tool, with its input schema as the request's schema_view asks.
 	Tool *Tool `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
 	// Combined score in [0, 1]: keyword_score x keyword weight +
 	// tfidf_score x text weight, or 1 for exact, select: and prefix hits.
@@ -812,6 +888,10 @@ type DiscoverRequest struct {
 	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
 	// The frontend supports Anthropic tool_reference blocks.
 	ToolReference bool `protobuf:"varint,5,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
+	// How results carry each tool's input schema. SCHEMA_VIEW_UNSPECIFIED
+	// is SCHEMA_VIEW_STRUCT; other values are INVALID_ARGUMENT. text and
+	// content_json are the same for every view.
+	SchemaView    SchemaView `protobuf:"varint,6,opt,name=schema_view,json=schemaView,proto3,enum=tooldex.v1.SchemaView" json:"schema_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,10 +961,17 @@ func (x *DiscoverRequest) GetToolReference() bool {
 	return false
 }
 
+func (x *DiscoverRequest) GetSchemaView() SchemaView {
+	if x != nil {
+		return x.SchemaView
+	}
+	return SchemaView_SCHEMA_VIEW_UNSPECIFIED
+}
+
 // DiscoverResponse holds tools ranked for the task, with schemas.
 type DiscoverResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Matches, best first, each with its input schema.
+	// Matches, best first, each with its input schema (as schema_view asks).
 	Results []*SearchResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	// How many deferred tools were searched.
 	TotalDeferredTools int32 `protobuf:"varint,2,opt,name=total_deferred_tools,json=totalDeferredTools,proto3" json:"total_deferred_tools,omitempty"`
@@ -1660,7 +1747,11 @@ type PrefetchRequest struct {
 	// Tools the frontend has already loaded: never recommended.
 	Loaded []string `protobuf:"bytes,6,rep,name=loaded,proto3" json:"loaded,omitempty"`
 	// The caller's identity: denied tools are never recommended.
-	Caller        string `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
+	// How results carry each tool's input schema. SCHEMA_VIEW_UNSPECIFIED
+	// is SCHEMA_VIEW_STRUCT; other values are INVALID_ARGUMENT. text is the
+	// same for every view.
+	SchemaView    SchemaView `protobuf:"varint,8,opt,name=schema_view,json=schemaView,proto3,enum=tooldex.v1.SchemaView" json:"schema_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1744,6 +1835,13 @@ func (x *PrefetchRequest) GetCaller() string {
 	return ""
 }
 
+func (x *PrefetchRequest) GetSchemaView() SchemaView {
+	if x != nil {
+		return x.SchemaView
+	}
+	return SchemaView_SCHEMA_VIEW_UNSPECIFIED
+}
+
 // PrefetchResponse holds the recommendations.
 type PrefetchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1824,14 +1922,16 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"namePrefix\x12-\n" +
 	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\";\n" +
 	"\x11ListToolsResponse\x12&\n" +
-	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"\xa1\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"\xda\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
 	"maxResults\x12\x16\n" +
 	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1a\n" +
 	"\bprovider\x18\x04 \x01(\tR\bprovider\x12%\n" +
-	"\x0etool_reference\x18\x05 \x01(\bR\rtoolReference\"\x9c\x02\n" +
+	"\x0etool_reference\x18\x05 \x01(\bR\rtoolReference\x127\n" +
+	"\vschema_view\x18\x06 \x01(\x0e2\x16.tooldex.v1.SchemaViewR\n" +
+	"schemaView\"\x9c\x02\n" +
 	"\x0eSearchResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
@@ -1847,14 +1947,16 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\vtfidf_score\x18\x04 \x01(\x01R\n" +
 	"tfidfScore\x12%\n" +
 	"\x0ekeyword_points\x18\x05 \x01(\x05R\rkeywordPoints\x12+\n" +
-	"\x05match\x18\x06 \x01(\x0e2\x15.tooldex.v1.MatchKindR\x05match\"\xa3\x01\n" +
+	"\x05match\x18\x06 \x01(\x0e2\x15.tooldex.v1.MatchKindR\x05match\"\xdc\x01\n" +
 	"\x0fDiscoverRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
 	"maxResults\x12\x16\n" +
 	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1a\n" +
 	"\bprovider\x18\x04 \x01(\tR\bprovider\x12%\n" +
-	"\x0etool_reference\x18\x05 \x01(\bR\rtoolReference\"\xaf\x01\n" +
+	"\x0etool_reference\x18\x05 \x01(\bR\rtoolReference\x127\n" +
+	"\vschema_view\x18\x06 \x01(\x0e2\x16.tooldex.v1.SchemaViewR\n" +
+	"schemaView\"\xaf\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
@@ -1912,7 +2014,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\vfingerprint\x18\a \x01(\tR\vfingerprint\"O\n" +
 	"\vNameMapping\x12#\n" +
 	"\rprovider_name\x18\x01 \x01(\tR\fproviderName\x12\x1b\n" +
-	"\ttool_name\x18\x02 \x01(\tR\btoolName\"\xc7\x01\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\"\x80\x02\n" +
 	"\x0fPrefetchRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1921,10 +2023,18 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12\x1b\n" +
 	"\tmin_score\x18\x05 \x01(\x01R\bminScore\x12\x16\n" +
 	"\x06loaded\x18\x06 \x03(\tR\x06loaded\x12\x16\n" +
-	"\x06caller\x18\a \x01(\tR\x06caller\"Z\n" +
+	"\x06caller\x18\a \x01(\tR\x06caller\x127\n" +
+	"\vschema_view\x18\b \x01(\x0e2\x16.tooldex.v1.SchemaViewR\n" +
+	"schemaView\"Z\n" +
 	"\x10PrefetchResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text*\x82\x01\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text*m\n" +
+	"\n" +
+	"SchemaView\x12\x1b\n" +
+	"\x17SCHEMA_VIEW_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12SCHEMA_VIEW_STRUCT\x10\x01\x12\x14\n" +
+	"\x10SCHEMA_VIEW_JSON\x10\x02\x12\x14\n" +
+	"\x10SCHEMA_VIEW_NONE\x10\x03*\x82\x01\n" +
 	"\tMatchKind\x12\x1a\n" +
 	"\x16MATCH_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11MATCH_KIND_RANKED\x10\x01\x12\x14\n" +
@@ -1963,82 +2073,86 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 	return file_tooldex_v1_discovery_proto_rawDescData
 }
 
-var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
-	(MatchKind)(0),                  // 0: tooldex.v1.MatchKind
-	(QueryMode)(0),                  // 1: tooldex.v1.QueryMode
-	(*RegisterToolsRequest)(nil),    // 2: tooldex.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil),   // 3: tooldex.v1.RegisterToolsResponse
-	(*RegisterResult)(nil),          // 4: tooldex.v1.RegisterResult
-	(*UnregisterToolsRequest)(nil),  // 5: tooldex.v1.UnregisterToolsRequest
-	(*UnregisterToolsResponse)(nil), // 6: tooldex.v1.UnregisterToolsResponse
-	(*ListToolsRequest)(nil),        // 7: tooldex.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),       // 8: tooldex.v1.ListToolsResponse
-	(*SearchRequest)(nil),           // 9: tooldex.v1.SearchRequest
-	(*SearchResponse)(nil),          // 10: tooldex.v1.SearchResponse
-	(*SearchResult)(nil),            // 11: tooldex.v1.SearchResult
-	(*DiscoverRequest)(nil),         // 12: tooldex.v1.DiscoverRequest
-	(*DiscoverResponse)(nil),        // 13: tooldex.v1.DiscoverResponse
-	(*ExecuteRequest)(nil),          // 14: tooldex.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),         // 15: tooldex.v1.ExecuteResponse
-	(*ApprovalRequest)(nil),         // 16: tooldex.v1.ApprovalRequest
-	(*ListHostsRequest)(nil),        // 17: tooldex.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),       // 18: tooldex.v1.ListHostsResponse
-	(*HostInfo)(nil),                // 19: tooldex.v1.HostInfo
-	(*GetManifestRequest)(nil),      // 20: tooldex.v1.GetManifestRequest
-	(*GetManifestResponse)(nil),     // 21: tooldex.v1.GetManifestResponse
-	(*NameMapping)(nil),             // 22: tooldex.v1.NameMapping
-	(*PrefetchRequest)(nil),         // 23: tooldex.v1.PrefetchRequest
-	(*PrefetchResponse)(nil),        // 24: tooldex.v1.PrefetchResponse
-	(*Tool)(nil),                    // 25: tooldex.v1.Tool
-	(RegisterOutcome)(0),            // 26: tooldex.v1.RegisterOutcome
-	(Loading)(0),                    // 27: tooldex.v1.Loading
-	(*structpb.Struct)(nil),         // 28: google.protobuf.Struct
-	(*Content)(nil),                 // 29: tooldex.v1.Content
+	(SchemaView)(0),                 // 0: tooldex.v1.SchemaView
+	(MatchKind)(0),                  // 1: tooldex.v1.MatchKind
+	(QueryMode)(0),                  // 2: tooldex.v1.QueryMode
+	(*RegisterToolsRequest)(nil),    // 3: tooldex.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),   // 4: tooldex.v1.RegisterToolsResponse
+	(*RegisterResult)(nil),          // 5: tooldex.v1.RegisterResult
+	(*UnregisterToolsRequest)(nil),  // 6: tooldex.v1.UnregisterToolsRequest
+	(*UnregisterToolsResponse)(nil), // 7: tooldex.v1.UnregisterToolsResponse
+	(*ListToolsRequest)(nil),        // 8: tooldex.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),       // 9: tooldex.v1.ListToolsResponse
+	(*SearchRequest)(nil),           // 10: tooldex.v1.SearchRequest
+	(*SearchResponse)(nil),          // 11: tooldex.v1.SearchResponse
+	(*SearchResult)(nil),            // 12: tooldex.v1.SearchResult
+	(*DiscoverRequest)(nil),         // 13: tooldex.v1.DiscoverRequest
+	(*DiscoverResponse)(nil),        // 14: tooldex.v1.DiscoverResponse
+	(*ExecuteRequest)(nil),          // 15: tooldex.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),         // 16: tooldex.v1.ExecuteResponse
+	(*ApprovalRequest)(nil),         // 17: tooldex.v1.ApprovalRequest
+	(*ListHostsRequest)(nil),        // 18: tooldex.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),       // 19: tooldex.v1.ListHostsResponse
+	(*HostInfo)(nil),                // 20: tooldex.v1.HostInfo
+	(*GetManifestRequest)(nil),      // 21: tooldex.v1.GetManifestRequest
+	(*GetManifestResponse)(nil),     // 22: tooldex.v1.GetManifestResponse
+	(*NameMapping)(nil),             // 23: tooldex.v1.NameMapping
+	(*PrefetchRequest)(nil),         // 24: tooldex.v1.PrefetchRequest
+	(*PrefetchResponse)(nil),        // 25: tooldex.v1.PrefetchResponse
+	(*Tool)(nil),                    // 26: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 27: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 28: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 29: google.protobuf.Struct
+	(*Content)(nil),                 // 30: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	25, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
-	4,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	26, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	27, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	27, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	25, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
-	11, // 6: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
-	1,  // 7: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	25, // 8: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
-	0,  // 9: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
-	11, // 10: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	28, // 11: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
-	29, // 12: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
-	28, // 13: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
-	16, // 14: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
-	19, // 15: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
-	22, // 16: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
-	11, // 17: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
-	2,  // 18: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	5,  // 19: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	7,  // 20: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	9,  // 21: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	12, // 22: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	14, // 23: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
-	17, // 24: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
-	20, // 25: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
-	23, // 26: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
-	3,  // 27: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	6,  // 28: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	8,  // 29: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	10, // 30: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	13, // 31: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	15, // 32: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
-	18, // 33: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
-	21, // 34: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
-	24, // 35: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
-	27, // [27:36] is the sub-list for method output_type
-	18, // [18:27] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	26, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	5,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
+	27, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	28, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	28, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	26, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	0,  // 6: tooldex.v1.SearchRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	12, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
+	2,  // 8: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
+	26, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	1,  // 10: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
+	0,  // 11: tooldex.v1.DiscoverRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	12, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
+	29, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	30, // 14: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	29, // 15: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	17, // 16: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
+	20, // 17: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
+	23, // 18: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
+	0,  // 19: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	12, // 20: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
+	3,  // 21: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	6,  // 22: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	8,  // 23: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	10, // 24: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	13, // 25: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	15, // 26: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	18, // 27: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	21, // 28: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
+	24, // 29: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
+	4,  // 30: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	7,  // 31: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	9,  // 32: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	11, // 33: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	14, // 34: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	16, // 35: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	19, // 36: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	22, // 37: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
+	25, // 38: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
+	30, // [30:39] is the sub-list for method output_type
+	21, // [21:30] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -2053,7 +2167,7 @@ func file_tooldex_v1_discovery_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,

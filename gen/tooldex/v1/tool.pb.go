@@ -224,9 +224,18 @@ type Tool struct {
 	// provider-legal; at most 16.
 	Aliases []string `protobuf:"bytes,8,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	// Output only: how the server treats the tool (core, deferred, excluded).
-	Loading       Loading `protobuf:"varint,9,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Loading Loading `protobuf:"varint,9,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
+	// Output only: the input schema as compact JSON text, filled instead of
+	// input_schema when the request asks for SCHEMA_VIEW_JSON (Search,
+	// Discover and Prefetch take a schema_view). It is the same JSON value as
+	// input_schema (what protojson or encoding/json would write for it; key
+	// order and escaping may differ), ready to forward to an LLM provider
+	// without decoding a Struct. Empty when the tool has no input schema,
+	// which means {"type": "object"}. RegisterTools refuses tools that set it
+	// (INVALID_ARGUMENT): register schemas as input_schema.
+	InputSchemaJson string `protobuf:"bytes,10,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -320,6 +329,13 @@ func (x *Tool) GetLoading() Loading {
 		return x.Loading
 	}
 	return Loading_LOADING_UNSPECIFIED
+}
+
+func (x *Tool) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
 }
 
 // ToolAnnotations are hints about a tool's behaviour, as MCP defines them.
@@ -465,7 +481,7 @@ var File_tooldex_v1_tool_proto protoreflect.FileDescriptor
 const file_tooldex_v1_tool_proto_rawDesc = "" +
 	"\n" +
 	"\x15tooldex/v1/tool.proto\x12\n" +
-	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xf2\x02\n" +
+	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x9e\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1f\n" +
@@ -477,7 +493,9 @@ const file_tooldex_v1_tool_proto_rawDesc = "" +
 	"\vannotations\x18\x06 \x01(\v2\x1b.tooldex.v1.ToolAnnotationsR\vannotations\x12.\n" +
 	"\x06source\x18\a \x01(\v2\x16.tooldex.v1.ToolSourceR\x06source\x12\x18\n" +
 	"\aaliases\x18\b \x03(\tR\aaliases\x12-\n" +
-	"\aloading\x18\t \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\"\xa5\x01\n" +
+	"\aloading\x18\t \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\x12*\n" +
+	"\x11input_schema_json\x18\n" +
+	" \x01(\tR\x0finputSchemaJson\"\xa5\x01\n" +
 	"\x0fToolAnnotations\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12\x1e\n" +
