@@ -25,6 +25,15 @@ func TestClientBenchSearch(t *testing.T) {
 			t.Errorf("bench --schema %s output:\n%s", view, out)
 		}
 	}
+	out, err = s.client(t, nil, "bench", "search", "--duration", "300ms", "--concurrency", "3", "--interleave", "50ms", "--schema", "json")
+	if err != nil {
+		t.Fatalf("tooldex bench search --interleave: %v\n%s", err, out)
+	}
+	for _, want := range []string{"interleaved in 50ms slices", "search ", "health (floor)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench --interleave output lacks %q:\n%s", want, out)
+		}
+	}
 	if out, err := s.client(t, nil, "bench", "execute"); err == nil {
 		t.Errorf("tooldex bench execute succeeded, want a usage error:\n%s", out)
 	}

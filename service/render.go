@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -66,7 +67,7 @@ func renderSearch(query string, r *tooldexv1.SearchResponse, entries []*entry) s
 		}
 		b = append(b, '\n')
 	}
-	return string(b)
+	return bytesString(b)
 }
 
 func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entry) string {
@@ -78,7 +79,15 @@ func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entr
 	b = appendFound(b, n, query, r.GetTotalDeferredTools())
 	b = renderResults(b, r.GetResults(), entries, true)
 	b = append(b, invokeHint+"\n"...)
-	return string(b)
+	return bytesString(b)
+}
+
+// bytesString returns b as a string without copying it, as
+// strings.Builder does: b must not be modified afterwards. The renderings
+// are built in one buffer that nothing else holds; copying it would cost
+// an allocation and a copy of the text on every Search.
+func bytesString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // appendFound appends `Found N deferred tools for "query" (M searched):`.

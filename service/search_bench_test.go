@@ -1,6 +1,7 @@
 package service
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -25,20 +26,61 @@ func demoServer(b *testing.B) *Server {
 // BenchmarkSearchHandler measures what the gRPC Search handler does
 // in-process on the demo catalog: ranking, attaching definitions,
 // rendering the text, and marshalling the response (as the codec does).
+// Sub-benchmarks per schema view.
 func BenchmarkSearchHandler(b *testing.B) {
 	s := demoServer(b)
 	qs := []string{"slack send message", "read a file", "create github issue", "schedule cron job"}
-	i := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		resp, err := s.search(&tooldexv1.SearchRequest{Query: qs[i%len(qs)]})
-		if err != nil {
-			b.Fatal(err)
+	for _, view := range []tooldexv1.SchemaView{viewStruct, viewJSON, viewNone} {
+		b.Run(strings.ToLower(strings.TrimPrefix(view.String(), "SCHEMA_VIEW_")), func(b *testing.B) {
+			i, size := 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := s.search(&tooldexv1.SearchRequest{Query: qs[i%len(qs)], SchemaView: view})
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := proto.Marshal(resp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size += len(out)
+				i++
+			}
+			b.ReportMetric(float64(size)/float64(i), "resp-bytes")
+		})
+	}
+}
+
+// BenchmarkSearchDecode measures what a Go client spends decoding a Search
+// response (the demo catalog, the queries of BenchmarkSearchHandler) in
+// each schema view.
+func BenchmarkSearchDecode(b *testing.B) {
+	s := demoServer(b)
+	qs := []string{"slack send message", "read a file", "create github issue", "schedule cron job"}
+	for _, view := range []tooldexv1.SchemaView{viewStruct, viewJSON, viewNone} {
+		var wire [][]byte
+		for _, q := range qs {
+			resp, err := s.search(&tooldexv1.SearchRequest{Query: q, SchemaView: view})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := proto.Marshal(resp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wire = append(wire, out)
 		}
-		if _, err := proto.Marshal(resp); err != nil {
-			b.Fatal(err)
-		}
-		i++
+		b.Run(strings.ToLower(strings.TrimPrefix(view.String(), "SCHEMA_VIEW_")), func(b *testing.B) {
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				var resp tooldexv1.SearchResponse
+				if err := proto.Unmarshal(wire[i%len(wire)], &resp); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
 

@@ -443,6 +443,9 @@ func (s *Server) visible(caller string) func(string) bool {
 // checkSearch validates Search's and Discover's max_results and
 // schema_view, and returns max_results.
 func checkSearch(n int32, view tooldexv1.SchemaView) (int, error) {
+	if n >= 0 && view >= tooldexv1.SchemaView_SCHEMA_VIEW_UNSPECIFIED && view <= tooldexv1.SchemaView_SCHEMA_VIEW_NONE {
+		return int(n), nil // valid: no ValidationError to allocate
+	}
 	ve := &ValidationError{}
 	if n < 0 {
 		ve.add("max_results", "is %d; use 0 for the default of %d, or a positive number", n, index.DefaultMax)
