@@ -140,3 +140,25 @@ func BenchmarkAnalyze(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkCompile measures query analysis and compilation alone (the
+// fixed cost of a search) at 10k tools.
+func BenchmarkCompile(b *testing.B) {
+	for _, w := range []string{"keyword", "task"} {
+		b.Run(w, func(b *testing.B) {
+			queries := benchDatasets(b).Tasks
+			if w == "keyword" {
+				queries = benchDatasets(b).Keywords
+			}
+			c := benchIndex(b, 10_000)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c.ix.mu.RLock()
+				c.ix.putPlan(c.ix.compile(queries[i%len(queries)], ModeHybrid, DefaultMax, nil))
+				c.ix.mu.RUnlock()
+				i++
+			}
+		})
+	}
+}

@@ -179,6 +179,7 @@ type Index struct {
 
 	prep  sync.Pool // *prepScratch
 	prune sync.Pool // *pruneScratch
+	plans sync.Pool // *plan
 
 	// exhaustive switches dynamic pruning off and pruneStats, when set,
 	// counts pruned searches (tests compare both paths).

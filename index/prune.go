@@ -108,7 +108,12 @@ func (ix *Index) prunable(p *plan) bool {
 func (ix *Index) rankPruned(p *plan) []Hit {
 	nt := len(p.tf)
 	// p.tf is sorted by descending weight: order is its reverse.
-	q := &pruneQuery{order: make([]int, nt), pre: make([]float64, nt+1), kw: newKwQuery(p.kw)}
+	q := &p.pq
+	q.order = slices.Grow(q.order[:0], nt)[:nt]
+	q.pre = slices.Grow(q.pre[:0], nt+1)[:nt+1]
+	q.pre[0] = 0
+	p.kq.build(p.kw)
+	q.kw = &p.kq
 	for i := range q.order {
 		q.order[i] = nt - 1 - i
 	}
@@ -527,6 +532,8 @@ type kwQuery struct {
 	// multi lists the terms of several words and their words' positions
 	// in ids.
 	multi []kwMulti
+	pos   []int
+	keys  []uint64 // scratch of build
 }
 
 type kwUse struct {
@@ -542,56 +549,77 @@ const (
 )
 
 type kwMulti struct {
-	term  int
-	keep  uint8
-	words []int
+	term     int
+	keep     uint8
+	from, to int // its words' positions in ids are pos[from:to]
 }
 
-func newKwQuery(terms []kwTerm) *kwQuery {
-	k := &kwQuery{}
+// build resolves terms into k, reusing k's arrays.
+func (k *kwQuery) build(terms []kwTerm) {
+	// Every use of a word id, packed as id, term, kind so that a plain
+	// sort orders them by id.
+	keys := k.keys[:0]
 	for j, t := range terms {
 		if len(t.words) == 1 {
-			k.uses = append(k.uses, kwUse{t.words[0], int32(j), kwWord})
+			keys = append(keys, packUse(t.words[0], j, kwWord))
 		}
 		if t.whole >= 0 {
-			k.uses = append(k.uses, kwUse{uint32(t.whole), int32(j), kwWhole})
+			keys = append(keys, packUse(uint32(t.whole), j, kwWhole))
 		}
 		for _, id := range t.partial {
-			k.uses = append(k.uses, kwUse{id, int32(j), kwPartial})
+			keys = append(keys, packUse(id, j, kwPartial))
 		}
 	}
-	slices.SortFunc(k.uses, func(a, b kwUse) int { return cmp.Compare(a.id, b.id) })
-	for i, u := range k.uses {
-		if i == 0 || u.id != k.uses[i-1].id {
-			k.ids = append(k.ids, u.id)
-			k.from = append(k.from, int32(i))
+	slices.Sort(keys)
+	k.keys = keys
+	k.uses = slices.Grow(k.uses[:0], len(keys))[:len(keys)]
+	for i, key := range keys {
+		k.uses[i] = kwUse{id: uint32(key >> 32), term: int32(uint32(key) >> 2), kind: uint8(key & 3)}
+	}
+	// ids: the distinct ids of the uses and of the multi-word terms'
+	// words.
+	ids := k.ids[:0]
+	for _, u := range k.uses {
+		ids = append(ids, u.id)
+	}
+	for _, t := range terms {
+		if len(t.words) > 1 {
+			ids = append(ids, t.words...)
 		}
 	}
-	k.from = append(k.from, int32(len(k.uses)))
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	k.ids = ids
+	k.from = slices.Grow(k.from[:0], len(ids)+1)[:len(ids)+1]
+	u := 0
+	for i, id := range ids {
+		k.from[i] = int32(u)
+		for u < len(k.uses) && k.uses[u].id == id {
+			u++
+		}
+	}
+	k.from[len(ids)] = int32(len(k.uses))
+	k.multi, k.pos = k.multi[:0], k.pos[:0]
 	for j, t := range terms {
 		if len(t.words) < 2 {
 			continue
 		}
-		m := kwMulti{term: j, keep: pick8(t.identifier, fieldName, 0xff)}
+		from := len(k.pos)
 		for _, id := range t.words {
-			i, found := slices.BinarySearch(k.ids, id)
-			if !found {
-				k.ids = slices.Insert(k.ids, i, id)
-				k.from = slices.Insert(k.from, i, k.from[i])
-			}
-			m.words = append(m.words, i)
+			i, _ := slices.BinarySearch(ids, id)
+			k.pos = append(k.pos, i)
 		}
-		k.multi = append(k.multi, m)
+		k.multi = append(k.multi, kwMulti{term: j, keep: pick8(t.identifier, fieldName, 0xff), from: from, to: len(k.pos)})
 	}
-	// Positions of earlier multi-word terms shift with later inserts:
-	// resolve them again.
-	for mi := range k.multi {
-		for wi := range k.multi[mi].words {
-			id := terms[k.multi[mi].term].words[wi]
-			k.multi[mi].words[wi], _ = slices.BinarySearch(k.ids, id)
-		}
-	}
-	return k
+}
+
+func packUse(id uint32, term, kind int) uint64 {
+	return uint64(id)<<32 | uint64(uint32(term))<<2 | uint64(kind)
+}
+
+// reset empties k, keeping its arrays.
+func (k kwQuery) reset() kwQuery {
+	return kwQuery{ids: k.ids[:0], from: k.from[:0], uses: k.uses[:0], multi: k.multi[:0], keys: k.keys[:0], pos: k.pos[:0]}
 }
 
 // bits sets bits[j] to the fields of d that keyword term j matches, like
@@ -644,7 +672,7 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 	}
 	for _, m := range k.multi {
 		and := m.keep
-		for _, i := range m.words {
+		for _, i := range k.pos[m.from:m.to] {
 			and &= masks[i]
 		}
 		bits[m.term] |= and

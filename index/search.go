@@ -120,6 +120,7 @@ func (ix *Index) Run(q Query, opt Options) Result {
 		}
 	}
 	p := ix.compile(q.Text, opt.Mode, n-len(res.Hits), exact)
+	defer ix.putPlan(p)
 	p.allow = opt.Allow
 	if q.Kind != KindDiscover {
 		for _, name := range ix.coreMentions(p, exact) {
@@ -230,6 +231,41 @@ type plan struct {
 	exclude   map[*doc]bool
 	allow     func(string) bool
 	n         int
+
+	// Scratch reused by the next plan (see getPlan).
+	text   analysis.QueryText
+	counts map[string]int32
+	order  []string
+	kwIDs  []uint32 // backing of kw[i].words
+	kq     kwQuery
+	pq     pruneQuery
+}
+
+// getPlan returns a plan, empty but for the scratch of an earlier one.
+func (ix *Index) getPlan() *plan {
+	p, _ := ix.plans.Get().(*plan)
+	if p == nil {
+		return &plan{counts: make(map[string]int32)}
+	}
+	return p
+}
+
+// putPlan keeps p's scratch for a later query.
+func (ix *Index) putPlan(p *plan) {
+	for i := range p.kw {
+		p.kw[i] = kwTerm{} // partial lists are shared with the cache
+	}
+	// Let the query's strings go.
+	p.text.Reset()
+	clear(p.order)
+	clear(p.kwWords)
+	clear(p.counts)
+	tf, kw, kwWords, counts, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.counts, p.order[:0], p.kwIDs[:0]
+	kq := p.kq.reset()
+	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
+	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq}
+	p.pq.order, p.pq.pre = pqOrder, pqPre
+	ix.plans.Put(p)
 }
 
 type qterm struct {
@@ -254,11 +290,10 @@ type kwTerm struct {
 }
 
 func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
-	p := &plan{
-		mode: mode, wk: ix.cfg.KeywordWeight, wt: ix.cfg.TFIDFWeight,
-		minTF: ix.cfg.MinTFIDF, boostMin: ix.cfg.NameBoost, n: n,
-		scorer: ix.cfg.Scorer, k1: ix.cfg.K1,
-	}
+	p := ix.getPlan()
+	p.mode, p.wk, p.wt = mode, ix.cfg.KeywordWeight, ix.cfg.TFIDFWeight
+	p.minTF, p.boostMin, p.n = ix.cfg.MinTFIDF, ix.cfg.NameBoost, n
+	p.scorer, p.k1 = ix.cfg.Scorer, ix.cfg.K1
 	switch mode {
 	case ModeKeyword:
 		p.wk, p.wt = 1, 0
@@ -282,20 +317,21 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			}
 		}
 	}
-	toks := analysis.Tokens(text)
-	p.boost, p.boostCore = ix.boosted(toks)
+	ix.an.Analyze(&p.text, text, p.wt > 0, p.wk > 0)
+	p.boost, p.boostCore = ix.boosted(p.text.Tokens)
 	if p.wt > 0 {
-		terms := ix.an.TermsOf(nil, toks)
-		counts := make(map[string]int, len(terms))
-		most := 1
-		var order []string
-		for _, t := range terms {
-			if counts[t] == 0 {
+		counts := p.counts
+		most := int32(1)
+		order := p.order[:0]
+		for _, t := range p.text.Terms {
+			c := counts[t]
+			if c == 0 {
 				order = append(order, t)
 			}
-			counts[t]++
-			most = max(most, counts[t])
+			counts[t] = c + 1
+			most = max(most, c+1)
 		}
+		p.order = order
 		for _, t := range order {
 			id, ok := ix.tf.lookup(t)
 			if !ok {
@@ -332,7 +368,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 	}
 	if p.wk > 0 {
 		var reqBit uint64 = 1
-		for _, t := range ix.an.KeywordTerms(text) {
+		for _, t := range p.text.Keywords {
 			p.kwWords = append(p.kwWords, t.Words...)
 			kt := kwTerm{whole: -1, identifier: len(t.Words) > 1 && t.Whole != ""}
 			if kt.identifier {
@@ -340,17 +376,17 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 					kt.whole = int64(id)
 				}
 			}
-			ok := true
+			from := len(p.kwIDs)
 			for _, w := range t.Words {
 				id, found := ix.kw.lookup(w)
 				if !found {
-					ok = false
+					p.kwIDs = p.kwIDs[:from]
 					break
 				}
-				kt.words = append(kt.words, id)
+				p.kwIDs = append(p.kwIDs, id)
 			}
-			if !ok {
-				kt.words = nil
+			if len(p.kwIDs) > from {
+				kt.words = p.kwIDs[from:len(p.kwIDs):len(p.kwIDs)]
 			}
 			if len(t.Words) == 1 && len(t.Words[0]) >= 3 {
 				kt.partial = ix.partial(t.Words[0])

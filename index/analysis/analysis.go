@@ -39,7 +39,9 @@ const maxStemCache = 1 << 17
 
 // Analyzer runs the pipelines. The zero value is not usable; call New.
 type Analyzer struct {
-	stop map[string]struct{}
+	// stop holds the stop words by length and first letter: a lookup
+	// compares a few strings instead of hashing.
+	stop [maxStopLen + 1][26][]string
 
 	mu    sync.RWMutex
 	stems map[string]string
@@ -47,17 +49,31 @@ type Analyzer struct {
 
 // New returns an Analyzer with the default stop list.
 func New() *Analyzer {
-	a := &Analyzer{stop: make(map[string]struct{}), stems: make(map[string]string)}
+	a := &Analyzer{stems: make(map[string]string)}
 	for _, w := range strings.Fields(stopList) {
-		a.stop[w] = struct{}{}
+		if len(w) > maxStopLen || !isASCIILetters(w) {
+			panic("analysis: stop word " + w + " is not 1 to 7 lower-case letters")
+		}
+		b := &a.stop[len(w)][w[0]-'a']
+		*b = append(*b, w)
 	}
 	return a
 }
 
+// maxStopLen is the length of the longest stop word.
+const maxStopLen = 7
+
 // IsStopWord reports whether w (lower case) is on the stop list.
 func (a *Analyzer) IsStopWord(w string) bool {
-	_, ok := a.stop[w]
-	return ok
+	if len(w) == 0 || len(w) > maxStopLen || w[0] < 'a' || w[0] > 'z' {
+		return false
+	}
+	for _, x := range a.stop[len(w)][w[0]-'a'] {
+		if x == w {
+			return true
+		}
+	}
+	return false
 }
 
 // Stem returns the Snowball English stem of a lower-case word. Words that
@@ -99,12 +115,52 @@ func (t Token) Joined() string { return strings.Join(t.Parts, "") }
 // Punctuation and spaces separate words; "_", "-", "." and ":" inside a word
 // separate parts.
 func Tokens(text string) []Token {
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return tokensUnicode(text)
-		}
+	if !isASCII(text) {
+		return tokensUnicode(text)
 	}
 	return tokensASCII(text)
+}
+
+// QueryText is the analysis of one query for every pass that needs it,
+// reusable: Analyze keeps its arrays for the next query.
+type QueryText struct {
+	// Tokens are Tokens(text).
+	Tokens []Token
+	// Terms are TermsOf(Tokens), when asked for.
+	Terms []string
+	// Keywords are KeywordTerms(text), when asked for.
+	Keywords []KeywordTerm
+
+	tok   tokenBuf
+	words []string
+}
+
+// Analyze fills q from text: its tokens always, its TF-IDF terms when
+// terms is set, its keyword terms when keywords is. The results share
+// arrays with q and are valid until the next Analyze or Reset.
+func (a *Analyzer) Analyze(q *QueryText, text string, terms, keywords bool) {
+	q.Reset()
+	if isASCII(text) {
+		q.tok.ascii(text)
+		q.Tokens = q.tok.out
+	} else {
+		q.Tokens = tokensUnicode(text)
+	}
+	if terms {
+		q.Terms = a.TermsOf(q.Terms, q.Tokens)
+	}
+	if keywords {
+		q.Keywords, q.words = a.keywordTerms(q.Keywords, q.words, text)
+	}
+}
+
+// Reset empties q, keeping its arrays, and lets go of the query's text.
+func (q *QueryText) Reset() {
+	q.tok.reset()
+	clear(q.Terms)
+	clear(q.Keywords)
+	clear(q.words)
+	q.Tokens, q.Terms, q.Keywords, q.words = nil, q.Terms[:0], q.Keywords[:0], q.words[:0]
 }
 
 // tokensASCII is Tokens for ASCII text. It applies the word-boundary rules
@@ -113,7 +169,29 @@ func Tokens(text string) []Token {
 // and ";" two digits) without the segmenter's tables, which cost more than
 // the rest of the analysis together.
 func tokensASCII(text string) []Token {
-	var out []Token
+	var b tokenBuf
+	b.ascii(text)
+	return b.out
+}
+
+// tokenBuf holds Tokens' output and the arrays behind it, for reuse: the
+// parts of every token share one array, so that a query costs a few
+// allocations rather than one per word.
+type tokenBuf struct {
+	out   []Token
+	parts []string
+	ends  []int32 // ends[i]: the end of token i's parts in parts
+}
+
+func (b *tokenBuf) reset() {
+	clear(b.out)
+	clear(b.parts)
+	b.out, b.parts, b.ends = b.out[:0], b.parts[:0], b.ends[:0]
+}
+
+// ascii appends the tokens of ASCII text to b.out.
+func (b *tokenBuf) ascii(text string) {
+	parts, ends := b.parts, b.ends[:0]
 	i := 0
 	for i < len(text) {
 		if !isWordByte(text[i]) {
@@ -132,11 +210,17 @@ func tokensASCII(text string) []Token {
 			}
 			break
 		}
-		if parts := splitIdentifierASCII(text[start:i]); len(parts) > 0 {
-			out = append(out, Token{Parts: parts})
+		if more := splitIdentifierASCII(parts, text[start:i]); len(more) > len(parts) {
+			parts = more
+			ends = append(ends, int32(len(parts)))
 		}
 	}
-	return out
+	from := int32(len(b.parts))
+	for _, e := range ends {
+		b.out = append(b.out, Token{Parts: parts[from:e:e]})
+		from = e
+	}
+	b.parts, b.ends = parts, ends
 }
 
 func isWordByte(c byte) bool {
@@ -215,7 +299,12 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 }
 
 // TermsOf is Terms over tokens already segmented by Tokens.
+//
+// Stems are looked up in the cache under one read lock for the whole
+// text; the words it misses are stemmed after, and cached.
 func (a *Analyzer) TermsOf(dst []string, toks []Token) []string {
+	var miss []int // positions in dst still holding an unstemmed word
+	a.mu.RLock()
 	for _, tok := range toks {
 		if tok.CJK {
 			dst = append(dst, tok.Parts[0])
@@ -228,17 +317,31 @@ func (a *Analyzer) TermsOf(dst []string, toks []Token) []string {
 			}
 		}
 		for _, p := range tok.Parts {
-			if a.keep(p) {
-				dst = append(dst, a.Stem(p))
+			if !a.keep(p) {
+				continue
 			}
+			if len(p) <= 2 || !isASCIILetters(p) {
+				dst = append(dst, p)
+				continue
+			}
+			if s, ok := a.stems[p]; ok {
+				dst = append(dst, s)
+				continue
+			}
+			miss = append(miss, len(dst))
+			dst = append(dst, p)
 		}
+	}
+	a.mu.RUnlock()
+	for _, i := range miss {
+		dst[i] = a.Stem(dst[i])
 	}
 	return dst
 }
 
 // keep reports whether a part survives stop-word and length filtering.
 func (a *Analyzer) keep(p string) bool {
-	if _, stop := a.stop[p]; stop {
+	if a.IsStopWord(p) {
 		return false
 	}
 	if r, n := utf8.DecodeRuneInString(p); n == len(p) && !unicode.IsDigit(r) {
@@ -266,33 +369,59 @@ type KeywordTerm struct {
 // "+term" marks a required term. Stop words and one-letter terms are
 // dropped, so they never score.
 func (a *Analyzer) KeywordTerms(query string) []KeywordTerm {
-	var out []KeywordTerm
-	for _, f := range strings.Fields(query) {
+	out, _ := a.keywordTerms(nil, nil, query)
+	return out
+}
+
+// keywordTerms appends the keyword terms of query to out; their words
+// are appended to words, which it returns too.
+func (a *Analyzer) keywordTerms(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
+	for f := range strings.FieldsSeq(query) {
 		req := false
 		if len(f) > 1 && f[0] == '+' {
 			req, f = true, f[1:]
 		}
-		trimmed := strings.TrimFunc(f, func(r rune) bool { return !isWordRune(r) })
+		trimmed := strings.TrimFunc(f, notWordRune)
 		raw := strings.ToLower(trimmed)
 		if raw == "" {
 			continue
 		}
-		var words []string
-		for _, p := range SplitIdentifier(trimmed) {
+		n := len(words)
+		if isASCII(trimmed) {
+			words = splitIdentifierASCII(words, trimmed)
+		} else {
+			words = append(words, splitIdentifierRunes(trimmed)...)
+		}
+		k := n
+		for _, p := range words[n:] {
 			if r, _ := utf8.DecodeRuneInString(p); !isCJK(r) && a.keep(p) {
-				words = append(words, p)
+				words[k] = p
+				k++
 			}
 		}
-		if len(words) == 0 {
+		clear(words[k:])
+		words = words[:k]
+		if k == n {
 			continue
 		}
 		whole := raw
-		if strings.ContainsFunc(raw, func(r rune) bool { return !isWordRune(r) }) {
+		if strings.ContainsFunc(raw, notWordRune) {
 			whole = ""
 		}
-		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words, Required: req})
+		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words[n:k:k], Required: req})
 	}
-	return out
+	return out, words
+}
+
+func notWordRune(r rune) bool { return !isWordRune(r) }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Words returns the distinct lower-case words of text as a word-boundary
@@ -322,7 +451,7 @@ func SplitIdentifier(s string) []string {
 			return splitIdentifierRunes(s)
 		}
 	}
-	return splitIdentifierASCII(s)
+	return splitIdentifierASCII(nil, s)
 }
 
 func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
@@ -330,9 +459,8 @@ func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
 func isDigitASCII(c byte) bool { return c >= '0' && c <= '9' }
 
 // splitIdentifierASCII is SplitIdentifier for ASCII input, slicing s
-// instead of building strings.
-func splitIdentifierASCII(s string) []string {
-	var parts []string
+// instead of building strings; it appends the parts to parts.
+func splitIdentifierASCII(parts []string, s string) []string {
 	start := -1
 	emit := func(end int) {
 		if start >= 0 && end > start {
@@ -408,7 +536,10 @@ func splitIdentifierRunes(s string) []string {
 }
 
 func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
+	if r < utf8.RuneSelf {
+		return isWordByte(byte(r))
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 func isASCIILetters(s string) bool {
@@ -423,6 +554,9 @@ func isASCIILetters(s string) bool {
 // isCJK reports whether r is a CJK ideograph (unified, extension A,
 // compatibility) or kana.
 func isCJK(r rune) bool {
+	if r < 0x2E80 {
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }
 

@@ -154,9 +154,24 @@ func TestIsStopWord(t *testing.T) {
 			t.Errorf("IsStopWord(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
-	// The list has 114 distinct words.
-	if n := len(a.stop); n != 114 {
+	// The list has 114 distinct words, and IsStopWord knows each.
+	words := strings.Fields(stopList)
+	if n := len(words); n != 114 {
 		t.Errorf("len(stop list) = %d, want 114", n)
+	}
+	n := 0
+	for l := range a.stop {
+		for _, b := range a.stop[l] {
+			n += len(b)
+		}
+	}
+	if n != len(words) {
+		t.Errorf("stop table holds %d words, want %d", n, len(words))
+	}
+	for _, w := range words {
+		if !a.IsStopWord(w) || a.IsStopWord(w+"s") && !slices.Contains(words, w+"s") {
+			t.Errorf("IsStopWord(%q) = false or IsStopWord(%q) = true", w, w+"s")
+		}
 	}
 }
 
