@@ -1,0 +1,71 @@
+package semantic
+
+import "sort"
+
+// Scored is a candidate tool for Fuse.
+type Scored struct {
+	Name string
+	// Lexical is the lexical ranking's score (≥ 0; 0 when it did not find
+	// the tool).
+	Lexical float64
+	// Dense is the cosine similarity to the query, when HasDense.
+	Dense    float64
+	HasDense bool
+	// Pinned candidates (exact name matches) stay first, in their order.
+	Pinned bool
+	// Score is Fuse's output: the fused score in [0, 1].
+	Score float64
+}
+
+// Fuse scores and orders candidates: pinned ones first in the order given,
+// then the rest by (1−ratio)·lexical′ + ratio·dense′, where lexical′ is the
+// lexical score over the best one and dense′ the similarity rescaled to
+// [0, 1] between the lowest and highest among the candidates (a tool
+// without a vector counts 0). Ties keep the lexical order, then names.
+// ratio is clamped to [0, 1].
+func Fuse(c []Scored, ratio float64) {
+	ratio = min(max(ratio, 0), 1)
+	var maxLex float64
+	lo, hi, seen := 0.0, 0.0, false
+	for _, x := range c {
+		maxLex = max(maxLex, x.Lexical)
+		if x.HasDense {
+			if !seen {
+				lo, hi, seen = x.Dense, x.Dense, true
+			}
+			lo, hi = min(lo, x.Dense), max(hi, x.Dense)
+		}
+	}
+	for i := range c {
+		var lex, dense float64
+		if maxLex > 0 {
+			lex = c[i].Lexical / maxLex
+		}
+		if c[i].HasDense {
+			dense = 1
+			if hi > lo {
+				dense = (c[i].Dense - lo) / (hi - lo)
+			}
+		}
+		c[i].Score = (1-ratio)*lex + ratio*dense
+		if c[i].Pinned {
+			c[i].Score = 1
+		}
+	}
+	sort.SliceStable(c, func(i, j int) bool {
+		a, b := c[i], c[j]
+		if a.Pinned != b.Pinned {
+			return a.Pinned
+		}
+		if a.Pinned {
+			return false
+		}
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Lexical != b.Lexical {
+			return a.Lexical > b.Lexical
+		}
+		return a.Name < b.Name
+	})
+}

@@ -1,0 +1,83 @@
+package semantic
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestFuse(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    []Scored
+		ratio float64
+		want  []string
+	}{
+		{
+			name: "ratio 0 keeps the lexical order",
+			in: []Scored{
+				{Name: "a", Lexical: 0.9, Dense: 0.1, HasDense: true},
+				{Name: "b", Lexical: 0.5, Dense: 0.9, HasDense: true},
+				{Name: "c", Dense: 0.95, HasDense: true},
+			},
+			ratio: 0,
+			want:  []string{"a", "b", "c"},
+		},
+		{
+			name: "ratio 1 is the dense order",
+			in: []Scored{
+				{Name: "a", Lexical: 0.9, Dense: 0.1, HasDense: true},
+				{Name: "b", Lexical: 0.5, Dense: 0.9, HasDense: true},
+				{Name: "c", Dense: 0.95, HasDense: true},
+			},
+			ratio: 1,
+			want:  []string{"c", "b", "a"},
+		},
+		{
+			name: "half and half: found by both wins",
+			in: []Scored{
+				{Name: "lex-only", Lexical: 1},
+				{Name: "both", Lexical: 0.8, Dense: 0.8, HasDense: true},
+				{Name: "dense-only", Dense: 0.85, HasDense: true},
+				{Name: "weak", Lexical: 0.1, Dense: 0.2, HasDense: true},
+			},
+			ratio: 0.5,
+			want:  []string{"both", "lex-only", "dense-only", "weak"}, // 0.86, 0.5, 0.5 (lexical breaks the tie), 0.05
+		},
+		{
+			name: "pinned stay first in their order",
+			in: []Scored{
+				{Name: "z", Lexical: 0.1, Pinned: true},
+				{Name: "a", Lexical: 0.2, Pinned: true},
+				{Name: "b", Lexical: 0.9, Dense: 0.9, HasDense: true},
+			},
+			ratio: 0.5,
+			want:  []string{"z", "a", "b"},
+		},
+		{
+			name: "ties: lexical, then name",
+			in: []Scored{
+				{Name: "b", Lexical: 0.5, Dense: 0.5, HasDense: true},
+				{Name: "a", Lexical: 0.5, Dense: 0.5, HasDense: true},
+				{Name: "c", Lexical: 0.6},
+			},
+			ratio: 2, // clamped to 1: all dense scores equal → 1, c has none
+			want:  []string{"a", "b", "c"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := slices.Clone(tt.in)
+			Fuse(c, tt.ratio)
+			var got []string
+			for _, x := range c {
+				got = append(got, x.Name)
+				if x.Score < 0 || x.Score > 1 {
+					t.Errorf("%s: score %v outside [0, 1]", x.Name, x.Score)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Fuse order = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
