@@ -69,3 +69,40 @@ func Fuse(c []Scored, ratio float64) {
 		return a.Name < b.Name
 	})
 }
+
+// Rank merges the lexical candidates (best first) with the depth tools
+// nearest to q that allow accepts, fuses their scores (see Fuse) and
+// returns the best n.
+func (s *Store) Rank(q Query, lexical []Scored, ratio float64, depth, n int, allow func(name string) bool) []Scored {
+	c := make([]Scored, 0, len(lexical)+depth)
+	c = append(c, lexical...)
+	at := make(map[string]int, len(c)+depth)
+	for i, x := range c {
+		at[x.Name] = i
+	}
+	for _, h := range s.Nearest(q, depth, allow) {
+		if i, ok := at[h.Name]; ok {
+			c[i].Dense, c[i].HasDense = h.Score, true
+			continue
+		}
+		at[h.Name] = len(c)
+		c = append(c, Scored{Name: h.Name, Dense: h.Score, HasDense: true})
+	}
+	var missing []string
+	for _, x := range c {
+		if !x.HasDense {
+			missing = append(missing, x.Name)
+		}
+	}
+	if len(missing) > 0 {
+		sims, ok := s.Similarity(q, missing)
+		for i, name := range missing {
+			if ok[i] {
+				j := at[name]
+				c[j].Dense, c[j].HasDense = sims[i], true
+			}
+		}
+	}
+	Fuse(c, ratio)
+	return c[:min(n, len(c))]
+}

@@ -2,7 +2,9 @@ package semantic
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestFuse(t *testing.T) {
@@ -79,5 +81,22 @@ func TestFuse(t *testing.T) {
 				t.Errorf("Fuse order = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestToolText(t *testing.T) {
+	tests := []struct{ name, hint, desc, want string }{
+		{"mcp__github__create_issue", "", "Create an issue.", "github create issue. Create an issue."},
+		{"WebFetch", "fetch url", "  Fetches a page.  ", "WebFetch. fetch url. Fetches a page."},
+		{"a--b", "", "", "a b"},
+	}
+	for _, tt := range tests {
+		if got := ToolText(tt.name, tt.hint, tt.desc); got != tt.want {
+			t.Errorf("ToolText(%q, %q, %q) = %q, want %q", tt.name, tt.hint, tt.desc, got, tt.want)
+		}
+	}
+	long := ToolText("x", "", strings.Repeat("é", MaxToolText))
+	if len(long) > MaxToolText || !utf8.ValidString(long) {
+		t.Errorf("long text: %d bytes, valid UTF-8 %v; want ≤ %d and valid", len(long), utf8.ValidString(long), MaxToolText)
 	}
 }

@@ -26,6 +26,8 @@ func cmdEval(e env, args []string) error {
 	scorer := fs.String("scorer", index.DefaultConfig().Scorer.String(), "text scorer: bm25f, or cosine (the spec's TF-IDF)")
 	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
 	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
+	var sem semanticFlags
+	sem.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,10 +66,22 @@ func cmdEval(e env, args []string) error {
 		key  string
 		mode index.Mode
 	}{{"keyword", index.ModeKeyword}, {"tfidf", index.ModeTFIDF}, {"hybrid", index.ModeHybrid}}
+	var rankers []namedRanker
+	for _, m := range modes {
+		rankers = append(rankers, namedRanker{m.key, ranker{ix: ix, mode: m.mode}})
+	}
+	if sem.url != "" {
+		sr, stop, err := sem.ranker(ix, ds.Tools)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		defer stop()
+		rankers = append(rankers, namedRanker{"semantic", sr})
+	}
 	out := make(map[string]any)
 	var order []string
-	for _, m := range modes {
-		r := ranker{ix: ix, mode: m.mode}
+	for _, m := range rankers {
+		r := m.r
 		metrics, err := eval.Run(ds, r)
 		if err != nil {
 			return fmt.Errorf("eval %s: %w", m.key, err)

@@ -1,0 +1,45 @@
+package semantic
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxToolText bounds the text embedded for a tool: embedding models read
+// a few hundred tokens at most, and some servers refuse longer input.
+const MaxToolText = 2000
+
+// ToolText is what is embedded for a tool: its name as words
+// ("mcp__github__create_issue" reads "github create issue"), its search
+// hint and its description, cut to MaxToolText bytes on a rune boundary.
+func ToolText(name, hint, description string) string {
+	name = strings.TrimPrefix(name, "mcp__")
+	var b strings.Builder
+	b.Grow(len(name) + len(hint) + len(description) + 4)
+	space := false
+	for _, r := range name {
+		if r == '_' || r == '-' || r == '.' {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	for _, part := range []string{hint, description} {
+		if part = strings.TrimSpace(part); part != "" {
+			b.WriteString(". ")
+			b.WriteString(part)
+		}
+	}
+	s := b.String()
+	if len(s) > MaxToolText {
+		s = s[:MaxToolText]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s
+}
