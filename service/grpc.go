@@ -22,11 +22,13 @@ func RegisterDiscoveryService(r grpc.ServiceRegistrar, s *Server) {
 		switch m.MethodName {
 		case "Search":
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_Search_FullMethodName,
-				func(s *Server, ctx context.Context, req *tooldexv1.SearchRequest) (any, error) { return s.search(req) })
+				func(s *Server, ctx context.Context, req *tooldexv1.SearchRequest) (any, error) {
+					return s.search(ctx, req)
+				})
 		case "Discover":
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_Discover_FullMethodName,
 				func(s *Server, ctx context.Context, req *tooldexv1.DiscoverRequest) (any, error) {
-					return s.discover(req)
+					return s.discover(ctx, req)
 				})
 		case "Prefetch":
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_Prefetch_FullMethodName,

@@ -21,6 +21,7 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	executes *prometheus.CounterVec
 	execTime *prometheus.HistogramVec
+	fallback prometheus.Counter
 
 	// rpcSeries caches each method's and code's series (rpcKey ->
 	// *rpcSeries): WithLabelValues hashes the labels and takes a lock on
@@ -56,8 +57,11 @@ func NewMetrics() *Metrics {
 			Name: "tooldex_execute_duration_seconds", Help: "Execute latency, by tool.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
 		}, []string{"tool"}),
+		fallback: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tooldex_semantic_fallbacks_total", Help: "Ranked searches answered without dense retrieval because embedding the query failed or timed out.",
+		}),
 	}
-	m.Registry.MustRegister(m.rpcs, m.latency, m.executes, m.execTime,
+	m.Registry.MustRegister(m.rpcs, m.latency, m.executes, m.execTime, m.fallback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,6 +87,24 @@ func (m *Metrics) watch(s *Server) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_deferred_tools", Help: "Searchable (deferred) tools."},
 			func() float64 { return float64(s.ix.Deferred()) }),
 	)
+	if s.dense != nil {
+		st := s.dense.store
+		m.Registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_semantic_embedded_tools", Help: "Tools with a vector."},
+				func() float64 { return float64(st.Stats().Embedded) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_semantic_pending_tools", Help: "Tools waiting to be embedded."},
+				func() float64 { return float64(st.Stats().Pending) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tooldex_semantic_embed_failures_total", Help: "Failed batches of tool embeddings."},
+				func() float64 { return float64(st.Stats().Failures) }),
+		)
+	}
+}
+
+func (m *Metrics) semanticFallback() {
+	if m == nil {
+		return
+	}
+	m.fallback.Inc()
 }
 
 func (m *Metrics) execute(tool, host, outcome string, took time.Duration) {

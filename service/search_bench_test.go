@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func BenchmarkSearchHandler(b *testing.B) {
 			i, size := 0, 0
 			b.ReportAllocs()
 			for b.Loop() {
-				resp, err := s.search(&tooldexv1.SearchRequest{Query: qs[i%len(qs)], SchemaView: view})
+				resp, err := s.search(context.Background(), &tooldexv1.SearchRequest{Query: qs[i%len(qs)], SchemaView: view})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -60,7 +61,7 @@ func BenchmarkSearchDecode(b *testing.B) {
 	for _, view := range []tooldexv1.SchemaView{viewStruct, viewJSON, viewNone} {
 		var wire [][]byte
 		for _, q := range qs {
-			resp, err := s.search(&tooldexv1.SearchRequest{Query: q, SchemaView: view})
+			resp, err := s.search(context.Background(), &tooldexv1.SearchRequest{Query: q, SchemaView: view})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -92,7 +93,7 @@ func BenchmarkDiscoverHandler(b *testing.B) {
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		resp, err := s.discover(&tooldexv1.DiscoverRequest{Query: qs[i%len(qs)]})
+		resp, err := s.discover(context.Background(), &tooldexv1.DiscoverRequest{Query: qs[i%len(qs)]})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
+	"github.com/tooldex/tooldex/semantic"
 )
 
 // Config configures a Server.
@@ -38,6 +40,16 @@ type Config struct {
 	MaxExecute time.Duration
 	// Metrics records Prometheus metrics; nil records none.
 	Metrics *Metrics
+	// Semantic, when set, adds dense retrieval to the ranking of Search
+	// and Discover: the store embeds every deferred tool (Run runs it) and
+	// each ranked query, and the two rankings are fused.
+	Semantic *semantic.Store
+	// SemanticRatio is the dense share of a fused score, in (0, 1]; 0
+	// means 0.5.
+	SemanticRatio float64
+	// SemanticTimeout bounds embedding a query; past it the lexical
+	// ranking answers alone. 0 means 250ms.
+	SemanticTimeout time.Duration
 }
 
 // Server implements tooldex.v1.DiscoveryService.
@@ -53,6 +65,7 @@ type Server struct {
 	maxExecute time.Duration
 	metrics    *Metrics
 	sessions   *sessions
+	dense      *dense // nil without an embedder
 
 	// hostsCtx ends every host session when cancelled (CloseHosts).
 	hostsCtx   context.Context
@@ -97,6 +110,7 @@ func New(cfg Config) *Server {
 		maxExecute: cfg.MaxExecute,
 		metrics:    cfg.Metrics,
 		sessions:   newSessions(time.Now),
+		dense:      newDense(cfg),
 		hostsCtx:   hostsCtx,
 		closeHosts: closeHosts,
 		tools:      make(map[string]*entry),
@@ -105,8 +119,20 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Run runs the host registry's liveness checks until ctx is done.
-func (s *Server) Run(ctx context.Context) error { return s.reg.Run(ctx) }
+// Run runs the host registry's liveness checks, and the embedding of
+// tools when the server has an embedder, until ctx is done.
+func (s *Server) Run(ctx context.Context) error {
+	if s.dense == nil {
+		return s.reg.Run(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.dense.store.Run(ctx) }()
+	err := s.reg.Run(ctx)
+	if derr := <-done; err == nil && !errors.Is(derr, context.Canceled) && !errors.Is(derr, context.DeadlineExceeded) {
+		err = derr
+	}
+	return err
+}
 
 // DrainHosts tells every host the server is going away: they finish
 // in-flight calls and take no more.
@@ -265,6 +291,7 @@ func (s *Server) put(e *entry) {
 	s.tools[name] = e
 	doc := e.doc
 	e.doc = nil
+	s.indexDense(e, e.tool.GetLoading() == tooldexv1.Loading_LOADING_DEFERRED)
 	if e.tool.GetLoading() == tooldexv1.Loading_LOADING_EXCLUDED {
 		s.ix.Remove(name)
 		return
@@ -285,6 +312,9 @@ func (s *Server) put(e *entry) {
 func (s *Server) drop(name string) {
 	delete(s.tools, name)
 	s.ix.Remove(name)
+	if s.dense != nil {
+		s.dense.store.Delete(name)
+	}
 }
 
 // sameDefinition reports whether two tools define the same thing, whoever
@@ -360,7 +390,7 @@ func (s *Server) listTools(req *tooldexv1.ListToolsRequest) *tooldexv1.ListTools
 
 // Search runs a ToolSearch query.
 func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
-	resp, err := s.search(req)
+	resp, err := s.search(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +400,7 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 
 // search is Search with light tools (see catalog.go): what the gRPC handler
 // sends. Errors are gRPC statuses.
-func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
+func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
 	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
 	if err != nil {
 		return nil, s.toStatus(err)
@@ -379,7 +409,7 @@ func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
+	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
 	results, entries := s.lightResults(res.Hits)
 	resp := &tooldexv1.SearchResponse{
 		Results:            results,
@@ -398,7 +428,7 @@ func (s *Server) search(req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse
 
 // Discover ranks deferred tools for a task by the text scorer alone.
 func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
-	resp, err := s.discover(req)
+	resp, err := s.discover(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +438,7 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 
 // discover is Discover with light tools (see catalog.go): what the gRPC
 // handler sends. Errors are gRPC statuses.
-func (s *Server) discover(req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
+func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
 	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
 	if err != nil {
 		return nil, s.toStatus(err)
@@ -417,7 +447,7 @@ func (s *Server) discover(req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverRe
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.ix.Run(q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
+	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
 	results, entries := s.lightResults(res.Hits)
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            results,
