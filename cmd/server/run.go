@@ -31,6 +31,7 @@ import (
 	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
+	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolfile"
 	"github.com/tooldex/tooldex/toolhost"
@@ -59,6 +60,12 @@ type config struct {
 	pprofAddr    string
 	maxExecute   time.Duration
 	heartbeat    time.Duration
+
+	embedderURL     string
+	embedderModel   string
+	embedderKeyEnv  string
+	semanticRatio   float64
+	semanticTimeout time.Duration
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -95,6 +102,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
 	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", 16<<20, "largest gRPC message accepted or sent")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
+	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
+	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
+	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
+	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0.5, "dense share of the fused ranking score, in (0, 1]")
+	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -120,6 +132,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if c.wKeyword < 0 || c.wTFIDF < 0 || c.wKeyword+c.wTFIDF == 0 {
 		return nil, fmt.Errorf("weights must be non-negative and not both zero (keyword %v, tfidf %v)", c.wKeyword, c.wTFIDF)
+	}
+	if c.embedderURL != "" && c.embedderModel == "" {
+		return nil, errors.New("--embedder-model is required with --embedder-url")
+	}
+	if !(c.semanticRatio > 0 && c.semanticRatio <= 1) {
+		return nil, fmt.Errorf("--semantic-ratio must be in (0, 1], not %v", c.semanticRatio)
+	}
+	if c.semanticTimeout <= 0 {
+		return nil, fmt.Errorf("--semantic-timeout must be positive, not %v", c.semanticTimeout)
 	}
 	return c, nil
 }
@@ -178,14 +199,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if c.metricsAddr != "" {
 		metrics = service.NewMetrics()
 	}
+	var store *semantic.Store
+	if c.embedderURL != "" {
+		client, err := semantic.NewClient(semantic.ClientConfig{URL: c.embedderURL, Model: c.embedderModel, APIKey: getenv(c.embedderKeyEnv)})
+		if err != nil {
+			return fmt.Errorf("--embedder-url: %w", err)
+		}
+		store = semantic.NewStore(semantic.StoreConfig{Embedder: client, Log: log.Named("semantic")})
+		log.Info("dense retrieval on", zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel), zap.Float64("ratio", c.semanticRatio))
+	}
 	svc := service.New(service.Config{
-		Policy:      policy,
-		Index:       index.Config{Shards: c.shards, Scorer: c.scorer, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
-		Logger:      log,
-		Registry:    registry.Config{HeartbeatInterval: c.heartbeat},
-		Permissions: perms,
-		MaxExecute:  c.maxExecute,
-		Metrics:     metrics,
+		Policy:          policy,
+		Index:           index.Config{Shards: c.shards, Scorer: c.scorer, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
+		Logger:          log,
+		Registry:        registry.Config{HeartbeatInterval: c.heartbeat},
+		Permissions:     perms,
+		MaxExecute:      c.maxExecute,
+		Metrics:         metrics,
+		Semantic:        store,
+		SemanticRatio:   c.semanticRatio,
+		SemanticTimeout: c.semanticTimeout,
 	})
 	if err := loadCatalogs(ctx, svc, c, log); err != nil {
 		return err

@@ -67,6 +67,16 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 		{name: "bad env value", env: map[string]string{"TOOLDEX_SHARDS": "many"}, wantErr: "TOOLDEX_SHARDS"},
 		{name: "bad weights", args: []string{"--weight-keyword", "0", "--weight-tfidf", "0"}, wantErr: "weights"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+		{
+			name: "embedder from env",
+			env:  map[string]string{"TOOLDEX_EMBEDDER_URL": "http://127.0.0.1:11434/v1", "TOOLDEX_EMBEDDER_MODEL": "nomic-embed-text"},
+			check: func(c *config) string {
+				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == 0.5, "embedder settings", c)
+			},
+		},
+		{name: "embedder without model", args: []string{"--embedder-url", "http://h/v1"}, wantErr: "--embedder-model"},
+		{name: "bad semantic ratio", args: []string{"--semantic-ratio", "1.5"}, wantErr: "--semantic-ratio"},
+		{name: "bad semantic timeout", args: []string{"--semantic-timeout", "0s"}, wantErr: "--semantic-timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
