@@ -44,6 +44,7 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 	conc := fs.Int("concurrency", 1, "concurrent callers")
 	dur := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
 	floor := fs.Bool("floor", true, "also measure gRPC health checks on the same server")
+	withSearch := fs.Bool("search", true, "measure Search (false: the floor alone, e.g. for its CPU per call)")
 	decode := fs.Bool("decode", true, "decode Search responses (false: take them as bytes, to leave the client's decoding out of a shared machine's CPU)")
 	schema := schemaViewFlag(fs)
 	cpuprofile := fs.String("cpuprofile", "", "write the client's CPU profile of the whole run here")
@@ -81,7 +82,10 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 		_, err := search.Search(ctx, req)
 		return err
 	}}}
-	if *floor {
+	if !*withSearch {
+		runs = runs[:0]
+	}
+	if *floor || !*withSearch {
 		runs = append(runs, struct {
 			name string
 			call func(ctx context.Context, i int) error
