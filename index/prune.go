@@ -59,9 +59,12 @@ type pruneQuery struct {
 	theta atomic.Uint64
 }
 
-// pruneStats counts pruned searches (tests).
+// pruneStats counts pruned searches and their work (tests and
+// benchmarks): text postings scored in windows, keyword postings marked,
+// documents seen, candidates and candidates finished.
 type pruneStats struct {
-	pruned atomic.Int64
+	pruned                           atomic.Int64
+	text, keyword, seen, cand, final atomic.Int64
 }
 
 // kwList is one posting list of a keyword term: a posting can match the
@@ -249,6 +252,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 	sc.kfrom = append(sc.kfrom, len(sc.kl))
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
 	lists, win, cur := sc.lists, sc.win, sc.cur
+	st := ix.pruneStats
 	order, pre := q.order, q.pre
 
 	top := make([]Hit, 0, p.n)
@@ -286,7 +290,9 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		// Essential terms, term at a time, by descending weight.
 		for k := nt - 1; k >= net; k-- {
 			ti := order[k]
-			l, j, qw := lists[ti], win[ti], p.tf[ti].qw
+			l, qw := lists[ti], p.tf[ti].qw
+			j := win[ti]
+			j0 := j
 			for ; j < len(l); j++ {
 				post := &l[j]
 				if int(post.slot) >= hi {
@@ -297,10 +303,16 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				sc.seen[s>>6] |= 1 << (s & 63)
 			}
 			win[ti] = j
+			if st != nil {
+				st.text.Add(int64(j - j0))
+			}
 		}
 		for k := nek; k < nk; k++ {
 			tj := sc.kord[k]
 			sc.markKeyword(tj, lo, hi, false)
+			if st != nil {
+				st.keyword.Add(int64(len(sc.tt)))
+			}
 			for _, s := range sc.tt {
 				sc.kwub[s] += keywordBound(sc.bits[s])
 				sc.bits[s] = 0
@@ -326,6 +338,9 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				continue
 			}
 			sc.markKeyword(tj, lo, hi, true)
+			if st != nil {
+				st.keyword.Add(int64(len(sc.tt)))
+			}
 			for _, s := range sc.tt {
 				if sc.kwne[s] == 0 {
 					sc.kt = append(sc.kt, s)
@@ -360,6 +375,9 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				}
 				kl.pos = j
 			}
+		}
+		if st != nil {
+			st.seen.Add(int64(nseen))
 		}
 		lm := p.limiter(th) // th holds until the survivors are finished
 		// Candidates, in slot order.
@@ -442,19 +460,21 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 			sc.kwne[s] = 0
 		}
 		sc.kt = sc.kt[:0]
-		// Survivors by bound, best first, until none can enter.
-		slices.SortFunc(sc.cand, func(a, b candidate) int {
-			switch {
-			case a.bound > b.bound:
-				return -1
-			case a.bound < b.bound:
-				return 1
-			}
-			return 0
-		})
-		for _, c := range sc.cand {
+		// Survivors by bound, best first (a heap: most are never
+		// taken), until none can enter.
+		cands := sc.cand
+		if st != nil {
+			st.cand.Add(int64(len(cands)))
+		}
+		heapify(cands)
+		for len(cands) > 0 {
+			c := cands[0]
 			if c.bound < th {
 				break
+			}
+			cands = popCandidate(cands)
+			if st != nil {
+				st.final.Add(1)
 			}
 			h, ok := ix.finish(sh, c, p, q.kw, sc, th)
 			if !ok {
@@ -475,6 +495,39 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 type candidate struct {
 	slot       uint32
 	cos, bound float64
+}
+
+// heapify orders cs as a heap, the largest bound first.
+func heapify(cs []candidate) {
+	for i := len(cs)/2 - 1; i >= 0; i-- {
+		siftDown(cs, i)
+	}
+}
+
+// popCandidate removes the first candidate of heap cs.
+func popCandidate(cs []candidate) []candidate {
+	n := len(cs) - 1
+	cs[0] = cs[n]
+	cs = cs[:n]
+	siftDown(cs, 0)
+	return cs
+}
+
+func siftDown(cs []candidate, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(cs) {
+			return
+		}
+		if c+1 < len(cs) && cs[c+1].bound > cs[c].bound {
+			c++
+		}
+		if cs[c].bound <= cs[i].bound {
+			return
+		}
+		cs[i], cs[c] = cs[c], cs[i]
+		i = c
+	}
 }
 
 // hybridBound bounds the score of a document with text score cos whose
@@ -534,6 +587,8 @@ type kwQuery struct {
 	multi []kwMulti
 	pos   []int
 	keys  []uint64 // scratch of build
+	// member has bit id set for every id of ids.
+	member []uint64
 }
 
 type kwUse struct {
@@ -590,6 +645,15 @@ func (k *kwQuery) build(terms []kwTerm) {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	k.ids = ids
+	clear(k.member)
+	k.member = k.member[:0]
+	if len(ids) > 0 {
+		n := int(ids[len(ids)-1]>>6) + 1
+		k.member = slices.Grow(k.member, n)[:n]
+		for _, id := range ids {
+			k.member[id>>6] |= 1 << (id & 63)
+		}
+	}
 	k.from = slices.Grow(k.from[:0], len(ids)+1)[:len(ids)+1]
 	u := 0
 	for i, id := range ids {
@@ -619,7 +683,7 @@ func packUse(id uint32, term, kind int) uint64 {
 
 // reset empties k, keeping its arrays.
 func (k kwQuery) reset() kwQuery {
-	return kwQuery{ids: k.ids[:0], from: k.from[:0], uses: k.uses[:0], multi: k.multi[:0], keys: k.keys[:0], pos: k.pos[:0]}
+	return kwQuery{ids: k.ids[:0], from: k.from[:0], uses: k.uses[:0], multi: k.multi[:0], keys: k.keys[:0], pos: k.pos[:0], member: k.member}
 }
 
 // bits sets bits[j] to the fields of d that keyword term j matches, like
@@ -643,30 +707,20 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 		}
 	}
 	ids, kw := k.ids, d.kw
-	switch {
-	case 8*len(ids) < len(kw):
+	if 8*len(ids) < len(kw) {
 		for i, id := range ids {
 			if m := d.wordMask(id); m != 0 {
 				set(i, m)
 			}
 		}
-	case len(ids) > 4*len(kw):
+	} else {
+		// The document's words are tested against the query's set,
+		// and the few members found in ids.
+		member := k.member
 		for _, w := range kw {
-			if i, found := slices.BinarySearch(ids, w.id); found {
+			if x := w.id >> 6; int(x) < len(member) && member[x]&(1<<(w.id&63)) != 0 {
+				i, _ := slices.BinarySearch(ids, w.id)
 				set(i, w.mask)
-			}
-		}
-	default:
-		for i, j := 0, 0; i < len(ids) && j < len(kw); {
-			switch a, b := ids[i], kw[j].id; {
-			case a < b:
-				i++
-			case a > b:
-				j++
-			default:
-				set(i, kw[j].mask)
-				i++
-				j++
 			}
 		}
 	}
