@@ -380,6 +380,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 			st.seen.Add(int64(nseen))
 		}
 		lm := p.limiter(th) // th holds until the survivors are finished
+		lastM, lastRl := math.NaN(), 0.0
 		// Candidates, in slot order.
 		for wi := range (hi - lo + 63) / 64 {
 			seen := sc.seen[wi]
@@ -391,7 +392,10 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
 				m := ke + float64(nseek)
 				sc.acc[s], sc.kwub[s] = 0, 0
-				rl := lm.lim(m)
+				if m != lastM {
+					lastM, lastRl = m, lm.lim(m)
+				}
+				rl := lastRl
 				if a+pre[net] < rl || sh.isDead(slot) {
 					continue
 				}

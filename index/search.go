@@ -165,7 +165,19 @@ func (ix *Index) runSelect(names []string, allow func(string) bool, res *Result)
 func (ix *Index) lookupKey(s string) []*doc {
 	ds := ix.keys[strings.ToLower(strings.TrimSpace(s))]
 	if len(ds) == 0 {
-		ds = ix.keys[canonical(s)]
+		// canonical(s), built without allocating.
+		var parts [16]string
+		var buf [maxExactQuery]byte
+		b := buf[:0]
+		for f := range strings.FieldsSeq(s) {
+			for _, p := range analysis.AppendSplitIdentifier(parts[:0], f) {
+				if len(b) > 0 {
+					b = append(b, ' ')
+				}
+				b = append(b, p...)
+			}
+		}
+		ds = ix.keys[string(b)]
 	}
 	return ds
 }

@@ -446,12 +446,15 @@ func Words(text string) []string {
 // http, server). Digits stay with the letters before them (base64Encode →
 // base64, encode). Empty parts are dropped.
 func SplitIdentifier(s string) []string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return splitIdentifierRunes(s)
-		}
+	return AppendSplitIdentifier(nil, s)
+}
+
+// AppendSplitIdentifier appends the parts of SplitIdentifier(s) to dst.
+func AppendSplitIdentifier(dst []string, s string) []string {
+	if !isASCII(s) {
+		return append(dst, splitIdentifierRunes(s)...)
 	}
-	return splitIdentifierASCII(nil, s)
+	return splitIdentifierASCII(dst, s)
 }
 
 func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
