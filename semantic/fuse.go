@@ -21,13 +21,16 @@ type Scored struct {
 // then the rest by (1−ratio)·lexical′ + ratio·dense′, where lexical′ is the
 // lexical score over the best one and dense′ the similarity rescaled to
 // [0, 1] between the lowest and highest among the candidates (a tool
-// without a vector counts 0). Ties keep the lexical order, then names.
+// without a vector counts 0), pinned candidates left out of both scales. Ties keep the lexical order, then names.
 // ratio is clamped to [0, 1].
 func Fuse(c []Scored, ratio float64) {
 	ratio = min(max(ratio, 0), 1)
 	var maxLex float64
 	lo, hi, seen := 0.0, 0.0, false
 	for _, x := range c {
+		if x.Pinned {
+			continue
+		}
 		maxLex = max(maxLex, x.Lexical)
 		if x.HasDense {
 			if !seen {

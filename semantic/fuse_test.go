@@ -100,3 +100,16 @@ func TestToolText(t *testing.T) {
 		t.Errorf("long text: %d bytes, valid UTF-8 %v; want ≤ %d and valid", len(long), utf8.ValidString(long), MaxToolText)
 	}
 }
+
+func TestFusePinnedOutsideScales(t *testing.T) {
+	c := []Scored{
+		{Name: "exact", Lexical: 1, Dense: 0.99, HasDense: true, Pinned: true},
+		{Name: "a", Lexical: 0.4, Dense: 0.5, HasDense: true},
+		{Name: "b", Lexical: 0.2, Dense: 0.3, HasDense: true},
+	}
+	Fuse(c, 0.5)
+	// a is the best unpinned on both scales: 0.5·1 + 0.5·1.
+	if c[1].Name != "a" || c[1].Score != 1 {
+		t.Errorf("after the pinned hit: %+v, want a with score 1", c[1])
+	}
+}
