@@ -1,79 +1,21 @@
 package e2e
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/semantic/semantictest"
 )
-
-// conceptServer is an OpenAI-compatible embeddings server on loopback with
-// a toy model that knows synonyms: a text's vector counts the words of
-// three concepts. down makes it answer 503.
-type conceptServer struct {
-	*httptest.Server
-	down     atomic.Bool
-	requests atomic.Int64
-}
-
-func newConceptServer(t *testing.T) *conceptServer {
-	t.Helper()
-	concepts := [][]string{
-		{"weather", "temperature", "outlook", "forecast", "rain"},
-		{"email", "mail", "message", "deliver", "inbox"},
-		{"file", "document", "disk", "folder"},
-	}
-	cs := &conceptServer{}
-	cs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cs.requests.Add(1)
-		if cs.down.Load() {
-			http.Error(w, `{"error":{"message":"model unloaded"}}`, http.StatusServiceUnavailable)
-			return
-		}
-		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model != "concepts" {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i, text := range req.Input {
-			v := make([]float32, len(concepts)+1)
-			v[len(concepts)] = 0.05
-			for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
-				for c, words := range concepts {
-					if slices.Contains(words, w) {
-						v[c]++
-					}
-				}
-			}
-			out.Data = append(out.Data, item{Index: i, Embedding: v})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(cs.Close)
-	return cs
-}
 
 // TestSemanticRanking runs the server with --embedder-url against an
 // embeddings server on loopback: a search that shares no word with a tool
 // finds it, and when the embedder fails the lexical ranking still answers.
 func TestSemanticRanking(t *testing.T) {
-	emb := newConceptServer(t)
+	model := &semantictest.Concepts{}
+	emb := semantictest.Serve(model)
+	defer emb.Close()
 	s := startServer(t, "--demo-host=false", "--embedder-url", emb.URL+"/v1", "--embedder-model", "concepts", "--semantic-timeout", "2s")
 	c := s.conn(t)
 	_, err := c.RegisterTools(t.Context(), &tooldexv1.RegisterToolsRequest{Tools: []*tooldexv1.Tool{
@@ -112,7 +54,7 @@ func TestSemanticRanking(t *testing.T) {
 		t.Errorf("Search(email my boss) = %v, want mcp__post__send_mail first", got)
 	}
 
-	emb.down.Store(true)
+	model.Down.Store(true)
 	if got := search("read a document"); len(got) == 0 || got[0] != "mcp__fs__read_document" {
 		t.Errorf("embedder down: Search(read a document) = %v, want the lexical match", got)
 	}

@@ -3,10 +3,7 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,41 +12,8 @@ import (
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/semantic/semantictest"
 )
-
-// conceptEmbedder is a toy model that knows synonyms: each text's vector
-// counts the words of three concepts, so "weather" is near a tool that
-// says "temperature outlook" though they share no word. down makes it
-// fail.
-type conceptEmbedder struct {
-	down atomic.Bool
-}
-
-var concepts = [][]string{
-	{"weather", "temperature", "outlook", "forecast", "rain"},
-	{"email", "mail", "message", "deliver", "inbox"},
-	{"file", "document", "disk", "folder"},
-}
-
-func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if e.down.Load() {
-		return nil, fmt.Errorf("%w: down", semantic.ErrEmbedder)
-	}
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, len(concepts)+1)
-		v[len(concepts)] = 0.05
-		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return r < 'a' || r > 'z' }) {
-			for c, words := range concepts {
-				if slices.Contains(words, w) {
-					v[c]++
-				}
-			}
-		}
-		out[i] = v
-	}
-	return out, nil
-}
 
 // semanticServer returns a running server with dense retrieval and the
 // demo tools registered, once they are all embedded.
@@ -87,7 +51,7 @@ func semanticServer(t *testing.T, emb semantic.Embedder, perms *permission.Polic
 }
 
 func TestSemanticSearch(t *testing.T) {
-	emb := &conceptEmbedder{}
+	emb := &semantictest.Concepts{}
 	s := semanticServer(t, emb, nil)
 	tests := []struct {
 		query string
@@ -142,7 +106,7 @@ func TestSemanticSearch(t *testing.T) {
 	}
 
 	// A failing embedder leaves the lexical ranking: still an answer.
-	emb.down.Store(true)
+	emb.Down.Store(true)
 	resp, err = s.search(t.Context(), &tooldexv1.SearchRequest{Query: "read a document now"})
 	if err != nil {
 		t.Fatalf("search with the embedder down: %v", err)
@@ -172,7 +136,7 @@ func TestSemanticSearchHidesDeniedTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := semanticServer(t, &conceptEmbedder{}, perms)
+	s := semanticServer(t, &semantictest.Concepts{}, perms)
 	for _, caller := range []string{"guest", "admin"} {
 		resp, err := s.search(t.Context(), &tooldexv1.SearchRequest{Query: "email my boss", Caller: caller})
 		if err != nil {
