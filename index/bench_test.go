@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -164,12 +165,13 @@ func BenchmarkCompile(b *testing.B) {
 }
 
 // TestPruneWork reports the work of pruned searches over the benchmark
-// corpus (go test -run PruneWork -v): per query, text postings scored,
-// keyword postings marked, documents seen, candidates and candidates
-// finished. It only reports; the figures are for comparing changes.
+// corpus (TOOLDEX_PRUNE_WORK=1 go test -run PruneWork -v): per query, text
+// postings scored, keyword postings marked, documents seen, candidates and
+// candidates finished. It only reports, for comparing changes, so it is
+// skipped unless asked for.
 func TestPruneWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the 10k and 100k corpora")
+	if os.Getenv("TOOLDEX_PRUNE_WORK") == "" {
+		t.Skip("set TOOLDEX_PRUNE_WORK=1 to build the 10k and 100k corpora and report")
 	}
 	b := &testing.B{}
 	benchDatasets(b)
