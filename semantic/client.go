@@ -27,6 +27,23 @@ import (
 // status, or an answer that is not what was asked for.
 var ErrEmbedder = errors.New("embedder")
 
+// StatusError is a model server's answer with an HTTP status other than
+// 200. Errors of Embed that carry one also wrap ErrEmbedder.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("status %d: %s", e.Code, e.Message)
+}
+
+// Refused reports whether the server refused the request itself (a 4xx
+// other than timeouts and rate limits): sending it again cannot succeed.
+func (e *StatusError) Refused() bool {
+	return e.Code >= 400 && e.Code < 500 && e.Code != http.StatusRequestTimeout && e.Code != http.StatusTooManyRequests
+}
+
 // ClientConfig configures a Client.
 type ClientConfig struct {
 	// URL is the API base ("http://localhost:11434/v1"); the client posts to
@@ -121,11 +138,11 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if len(raw) > maxResponseBytes {
 		return nil, fmt.Errorf("%w: response larger than %d bytes", ErrEmbedder, maxResponseBytes)
 	}
-	return parseResponse(resp.StatusCode, resp.Status, raw, len(texts))
+	return parseResponse(resp.StatusCode, raw, len(texts))
 }
 
 // parseResponse checks and decodes an embeddings response for n texts.
-func parseResponse(code int, status string, raw []byte, n int) ([][]float32, error) {
+func parseResponse(code int, raw []byte, n int) ([][]float32, error) {
 	if n == 0 && code == http.StatusOK {
 		return nil, nil
 	}
@@ -139,7 +156,7 @@ func parseResponse(code int, status string, raw []byte, n int) ([][]float32, err
 		if len(msg) > 200 {
 			msg = strings.ToValidUTF8(msg[:200], "") + "..."
 		}
-		return nil, fmt.Errorf("%w: %s: %s", ErrEmbedder, status, msg)
+		return nil, fmt.Errorf("%w: %w", ErrEmbedder, &StatusError{Code: code, Message: msg})
 	}
 	if jsonErr != nil {
 		return nil, fmt.Errorf("%w: decode response: %w", ErrEmbedder, jsonErr)

@@ -140,6 +140,10 @@ func TestClientErrors(t *testing.T) {
 			if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Embed error = %v; want ErrEmbedder containing %q", err, tt.want)
 			}
+			var se *StatusError
+			if got := errors.As(err, &se); got != (tt.status != 200) || (got && se.Code != tt.status) {
+				t.Errorf("Embed error = %v: StatusError %v (%+v), want one with code %d for a non-200 answer", err, got, se, tt.status)
+			}
 		})
 	}
 }
@@ -179,7 +183,7 @@ func FuzzParseResponse(f *testing.F) {
 		if n < 0 || n > 64 {
 			return
 		}
-		vecs, err := parseResponse(code, "status", raw, n)
+		vecs, err := parseResponse(code, raw, n)
 		if err != nil {
 			if !errors.Is(err, ErrEmbedder) {
 				t.Fatalf("error %v does not wrap ErrEmbedder", err)

@@ -42,10 +42,11 @@ type Hit struct {
 
 // Stats describes a Store.
 type Stats struct {
-	Embedded   int // tools with a vector
-	Pending    int // tools waiting for one (new or changed text)
-	Dimensions int // 0 before the first vector
-	Failures   uint64
+	Embedded   int    // tools with a vector
+	Pending    int    // tools waiting for one (new or changed text)
+	Dimensions int    // 0 before the first vector
+	Failures   uint64 // failed batches (retried)
+	Skipped    uint64 // tools whose text the embedder refused
 }
 
 // Store keeps one vector per tool. Put and Delete are cheap: Run embeds
@@ -69,6 +70,7 @@ type Store struct {
 	free     []int
 	pending  map[string]string // name → text to embed
 	failures uint64
+	skipped  uint64
 }
 
 // NewStore returns an empty store; call Run to start embedding.
@@ -138,16 +140,20 @@ func (s *Store) Delete(name string) {
 func (s *Store) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return Stats{Embedded: len(s.slots), Pending: len(s.pending), Dimensions: s.dim, Failures: s.failures}
+	return Stats{Embedded: len(s.slots), Pending: len(s.pending), Dimensions: s.dim, Failures: s.failures, Skipped: s.skipped}
 }
 
 // Run embeds queued tools until ctx is done, then returns ctx's error. A
 // failed batch is retried after a growing wait; tools that change while
-// their batch is in flight are embedded again.
+// their batch is in flight are embedded again. A batch the server refuses
+// (a 4xx: see StatusError.Refused) is split in halves until the tool it
+// refuses is alone, and that tool is skipped (logged; it stays lexical
+// only) so that one bad text cannot hold up the others.
 func (s *Store) Run(ctx context.Context) error {
 	wait := s.retry[0]
+	size := s.batch
 	for {
-		names, texts := s.next()
+		names, texts := s.next(size)
 		if len(names) == 0 {
 			select {
 			case <-ctx.Done():
@@ -164,6 +170,15 @@ func (s *Store) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if se := (*StatusError)(nil); errors.As(err, &se) && se.Refused() {
+				if len(names) == 1 {
+					s.skip(names[0], texts[0], err)
+					size = s.batch
+				} else {
+					size = len(names) / 2
+				}
+				continue
+			}
 			s.mu.Lock()
 			s.failures++
 			s.mu.Unlock()
@@ -179,12 +194,27 @@ func (s *Store) Run(ctx context.Context) error {
 			continue
 		}
 		wait = s.retry[0]
+		if size < s.batch {
+			size = min(2*size, s.batch)
+		}
 	}
 }
 
-// next takes up to a batch of queued tools, in name order (so a batch that
-// keeps failing does not starve the rest behind map order).
-func (s *Store) next() ([]string, []string) {
+// skip drops a tool the embedder refuses, unless its text changed since.
+func (s *Store) skip(name, text string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending[name] != text {
+		return
+	}
+	delete(s.pending, name)
+	s.skipped++
+	s.log.Error("the embedder refuses this tool's text; it is ranked without dense retrieval", zap.String("tool", name), zap.Error(err))
+}
+
+// next takes up to n queued tools, in name order (so a batch that keeps
+// failing does not starve the rest behind map order).
+func (s *Store) next(n int) ([]string, []string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(s.pending) == 0 {
@@ -195,7 +225,7 @@ func (s *Store) next() ([]string, []string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	names = names[:min(len(names), s.batch)]
+	names = names[:min(len(names), n)]
 	texts := make([]string, len(names))
 	for i, n := range names {
 		texts[i] = s.pending[n]

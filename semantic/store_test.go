@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -297,4 +299,42 @@ func TestQuantize(t *testing.T) {
 	if !slices.Equal(dst, []int8{0, 0, 0}) {
 		t.Errorf("quantize(inf) = %v, want zeros", dst)
 	}
+}
+
+// refusingEmbedder refuses, as a model server answering 400 would, any
+// batch with a text containing "poison".
+type refusingEmbedder struct {
+	wordEmbedder
+	refusals atomic.Int64
+}
+
+func (e *refusingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for _, t := range texts {
+		if strings.Contains(t, "poison") {
+			e.refusals.Add(1)
+			return nil, fmt.Errorf("%w: %w", ErrEmbedder, &StatusError{Code: 400, Message: "input too long"})
+		}
+	}
+	return e.wordEmbedder.Embed(ctx, texts)
+}
+
+func TestStoreSkipsRefusedText(t *testing.T) {
+	emb := &refusingEmbedder{}
+	s := NewStore(StoreConfig{Embedder: emb, Batch: 8, RetryMin: time.Hour}) // a retry wait would hang the test
+	runStore(t, s)
+	for i := range 20 {
+		s.Put(fmt.Sprint("tool", i), "read file")
+	}
+	s.Put("tool7x", "poison")
+	settle(t, s, 20)
+	st := s.Stats()
+	if st.Skipped != 1 || st.Failures != 0 {
+		t.Errorf("Stats = %+v, want 1 skipped, 0 failures (refusals are not retried)", st)
+	}
+	if n := emb.refusals.Load(); n > 5 {
+		t.Errorf("%d refused requests for one bad text in a batch of 8, want at most 4 halvings", n)
+	}
+	// A changed text is tried again.
+	s.Put("tool7x", "write file")
+	settle(t, s, 21)
 }

@@ -94,8 +94,10 @@ func (m *Metrics) watch(s *Server) {
 				func() float64 { return float64(st.Stats().Embedded) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_semantic_pending_tools", Help: "Tools waiting to be embedded."},
 				func() float64 { return float64(st.Stats().Pending) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tooldex_semantic_embed_failures_total", Help: "Failed batches of tool embeddings."},
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tooldex_semantic_embed_failures_total", Help: "Failed batches of tool embeddings (retried)."},
 				func() float64 { return float64(st.Stats().Failures) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tooldex_semantic_skipped_tools_total", Help: "Tools whose text the embedder refused (ranked without dense retrieval)."},
+				func() float64 { return float64(st.Stats().Skipped) }),
 		)
 	}
 }
