@@ -212,23 +212,24 @@ func (s *Store) skip(name, text string, err error) {
 	s.log.Error("the embedder refuses this tool's text; it is ranked without dense retrieval", zap.String("tool", name), zap.Error(err))
 }
 
-// next takes up to n queued tools, in name order (so a batch that keeps
-// failing does not starve the rest behind map order).
+// next takes up to n queued tools, in map order: a batch that fails for
+// every tool is retried whole anyway, and one the server refuses is split
+// (see Run), so no order is needed to keep a bad tool from holding up the
+// rest; sorting every pending name per batch would cost O(P log P) each
+// time, quadratic over a large catalog.
 func (s *Store) next(n int) ([]string, []string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(s.pending) == 0 {
 		return nil, nil
 	}
-	names := make([]string, 0, len(s.pending))
-	for n := range s.pending {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	names = names[:min(len(names), n)]
-	texts := make([]string, len(names))
-	for i, n := range names {
-		texts[i] = s.pending[n]
+	names := make([]string, 0, min(n, len(s.pending)))
+	texts := make([]string, 0, cap(names))
+	for name, text := range s.pending {
+		if len(names) == n {
+			break
+		}
+		names, texts = append(names, name), append(texts, text)
 	}
 	return names, texts
 }
