@@ -430,7 +430,6 @@ func (ix *Index) prepare(in Doc) *doc {
 		d.terms[i].tf = counts[t]
 	}
 	// Term ids are assigned under the lock; keep the texts until then.
-	d.kw = nil
 	masks := sc.masks
 	for _, p := range d.parts {
 		masks[p] |= fieldName
@@ -442,8 +441,9 @@ func (ix *Index) prepare(in Doc) *doc {
 		masks[w] |= fieldDesc
 	}
 	words := slices.Sorted(maps.Keys(masks))
-	for _, w := range words {
-		d.kw = append(d.kw, docWord{mask: masks[w]})
+	d.kw = make([]docWord, len(words)) // exact: kept for the tool's life
+	for i, w := range words {
+		d.kw[i].mask = masks[w]
 	}
 	d.pending = &pendingText{terms: termText, words: words}
 	return d
