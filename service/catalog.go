@@ -38,7 +38,6 @@ import (
 type entry struct {
 	tool   *tooldexv1.Tool // light (see above), with source and loading set; never mutated
 	schema *lazySchema     // nil when the tool has no input schema
-	fast   *fastCheck      // nil unless the schema is simple
 	// The tool's model-facing text, rendered once at registration rather
 	// than on every search: its description's first line and its
 	// parameter summary.
@@ -251,6 +250,22 @@ type lazySchema struct {
 	once sync.Once
 	sch  *jsonschema.Schema
 	err  error
+
+	// fast is the fast-path checker (nil unless the schema is simple),
+	// built by the first Execute: most tools are searched, few executed.
+	fastOnce sync.Once
+	fast     *fastCheck
+}
+
+// fastChecker returns the schema's fast-path checker, building it on first
+// use; nil when the schema is not simple enough for one.
+func (l *lazySchema) fastChecker() *fastCheck {
+	l.fastOnce.Do(func() {
+		if s := inputSchema(l.tool); s != nil {
+			l.fast = newFastCheck(s.AsMap())
+		}
+	})
+	return l.fast
 }
 
 // Validate validates instance against the schema, compiling it first if

@@ -57,7 +57,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if err != nil {
 		return nil, "invalid", "", err
 	}
-	if e.schema != nil && !fastValid(e.fast, params, instance) {
+	if e.schema != nil && !fastValid(e.schema.fastChecker(), params, instance) {
 		if instance == nil {
 			instance = params.structured.AsMap()
 		}

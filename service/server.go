@@ -269,7 +269,7 @@ func (s *Server) buildEntry(t *tooldexv1.Tool, compiled bool, origin tooldexv1.O
 	}
 	c.Loading = s.policy.loading(c)
 	c.Source = s.sources.intern(c.Source)
-	var schema map[string]any // decoded once for the index and the fast path
+	var schema map[string]any // decoded for the index
 	if t.GetInputSchema() != nil {
 		schema = t.GetInputSchema().AsMap()
 	}
@@ -280,7 +280,6 @@ func (s *Server) buildEntry(t *tooldexv1.Tool, compiled bool, origin tooldexv1.O
 	}
 	if compiled {
 		e.schema = &lazySchema{tool: c}
-		e.fast = newFastCheck(schema)
 	}
 	return e
 }
