@@ -151,9 +151,8 @@ func (s *Store) Stats() Stats {
 // only) so that one bad text cannot hold up the others.
 func (s *Store) Run(ctx context.Context) error {
 	wait := s.retry[0]
-	size := s.batch
 	for {
-		names, texts := s.next(size)
+		names, texts := s.next(s.batch)
 		if len(names) == 0 {
 			select {
 			case <-ctx.Done():
@@ -162,22 +161,9 @@ func (s *Store) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		vecs, err := s.emb.Embed(ctx, texts)
-		if err == nil {
-			err = s.store(names, texts, vecs)
-		}
-		if err != nil {
+		if err := s.embed(ctx, names, texts); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
-			}
-			if se := (*StatusError)(nil); errors.As(err, &se) && se.Refused() {
-				if len(names) == 1 {
-					s.skip(names[0], texts[0], err)
-					size = s.batch
-				} else {
-					size = len(names) / 2
-				}
-				continue
 			}
 			s.mu.Lock()
 			s.failures++
@@ -194,10 +180,29 @@ func (s *Store) Run(ctx context.Context) error {
 			continue
 		}
 		wait = s.retry[0]
-		if size < s.batch {
-			size = min(2*size, s.batch)
-		}
 	}
+}
+
+// embed embeds and stores a batch. When the server refuses it, the halves
+// are embedded in turn, down to the refused tool, which is skipped; any
+// other error is returned (the tools not stored stay pending).
+func (s *Store) embed(ctx context.Context, names, texts []string) error {
+	vecs, err := s.emb.Embed(ctx, texts)
+	if err == nil {
+		return s.store(names, texts, vecs)
+	}
+	if se := (*StatusError)(nil); !errors.As(err, &se) || !se.Refused() {
+		return err
+	}
+	if len(names) == 1 {
+		s.skip(names[0], texts[0], err)
+		return nil
+	}
+	h := len(names) / 2
+	if err := s.embed(ctx, names[:h], texts[:h]); err != nil {
+		return err
+	}
+	return s.embed(ctx, names[h:], texts[h:])
 }
 
 // skip drops a tool the embedder refuses, unless its text changed since.
