@@ -147,10 +147,19 @@ func TestScenarioRequired(t *testing.T) {
 				break
 			}
 		}
+		if !res.Required {
+			t.Errorf("shards=%d: Search(%q).Required = false, want true", n, "+slack send")
+		}
 		// A required term nobody has rules everything out.
 		res, _ = ix.Search("+zebra slack", Options{})
-		if len(res.Hits) != 0 {
-			t.Errorf("shards=%d: Search(%q) = %v, want no hits", n, "+zebra slack", hitNames(res.Hits))
+		if len(res.Hits) != 0 || !res.Required {
+			t.Errorf("shards=%d: Search(%q) = %v, Required %v; want no hits, Required", n, "+zebra slack", hitNames(res.Hits), res.Required)
+		}
+		// Without a "+" word, or with only a stop word after it, nothing is required.
+		for _, q := range []string{"slack send", "+the slack"} {
+			if res, _ := ix.Search(q, Options{}); res.Required {
+				t.Errorf("shards=%d: Search(%q).Required = true, want false", n, q)
+			}
 		}
 	}
 }

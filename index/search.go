@@ -54,6 +54,10 @@ type Result struct {
 	NotFound []string
 	// Deferred is the number of deferred tools searched.
 	Deferred int
+	// Required reports that the query's "+term" words were required:
+	// every ranked hit matches them all (or none could, and nothing
+	// ranked is listed).
+	Required bool
 }
 
 // Options adjust one search.
@@ -122,6 +126,7 @@ func (ix *Index) Run(q Query, opt Options) Result {
 	p := ix.compile(q.Text, opt.Mode, n-len(res.Hits), exact)
 	defer ix.putPlan(p)
 	p.allow = opt.Allow
+	res.Required = p.reqAll != 0 || p.noMatch
 	if q.Kind != KindDiscover {
 		for _, name := range ix.coreMentions(p, exact) {
 			if allow(name) {

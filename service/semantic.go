@@ -71,6 +71,17 @@ func (s *Server) rank(ctx context.Context, q index.Query, opt index.Options) ind
 	}
 	opt.Max = index.MaxResults
 	res := s.ix.Run(q, opt)
+	res.Hits = FuseDense(d.store, qv, res, d.ratio, n, opt.Allow)
+	return res
+}
+
+// FuseDense is the ranking of a query with dense retrieval: res is the
+// lexical result (run with Max index.MaxResults) and qv the query's
+// vector. Its ranked hits and the 100 tools nearest to qv that allow
+// accepts (all when nil) are fused (semantic.Fuse); exact hits stay
+// first, and when the query required "+term" words dense retrieval only
+// reorders the lexical hits. It returns the best n.
+func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio float64, n int, allow func(string) bool) []index.Hit {
 	lex := make([]semantic.Scored, len(res.Hits))
 	byName := make(map[string]index.Hit, len(res.Hits))
 	for i, h := range res.Hits {
@@ -78,10 +89,10 @@ func (s *Server) rank(ctx context.Context, q index.Query, opt index.Options) ind
 		byName[h.Name] = h
 	}
 	depth := semanticDepth
-	if requiresTerms(q.Text) {
-		depth = 0 // "+term" queries: dense retrieval only reorders what matched
+	if res.Required {
+		depth = 0
 	}
-	fused := d.store.Rank(qv, lex, d.ratio, depth, n, opt.Allow)
+	fused := st.Rank(qv, lex, ratio, depth, n, allow)
 	hits := make([]index.Hit, len(fused))
 	for i, f := range fused {
 		h, ok := byName[f.Name]
@@ -93,18 +104,7 @@ func (s *Server) rank(ctx context.Context, q index.Query, opt index.Options) ind
 		}
 		hits[i] = h
 	}
-	res.Hits = hits
-	return res
-}
-
-// requiresTerms reports whether a keyword query has "+term" words.
-func requiresTerms(text string) bool {
-	for _, f := range strings.Fields(text) {
-		if len(f) > 1 && f[0] == '+' {
-			return true
-		}
-	}
-	return false
+	return hits
 }
 
 // indexDense queues a stored tool's text for embedding, or forgets the

@@ -11,6 +11,7 @@ import (
 	"github.com/tooldex/tooldex/eval"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/service"
 )
 
 // namedRanker is one row of the eval table.
@@ -23,7 +24,6 @@ type namedRanker struct {
 type semanticFlags struct {
 	url, model, keyEnv string
 	ratio              float64
-	depth              int
 }
 
 func (f *semanticFlags) register(fs *flag.FlagSet) {
@@ -31,7 +31,6 @@ func (f *semanticFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "embedder-model", "", "embedding model name")
 	fs.StringVar(&f.keyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key")
 	fs.Float64Var(&f.ratio, "semantic-ratio", 0.5, "dense share of the fused score, 0..1")
-	fs.IntVar(&f.depth, "semantic-depth", 100, "dense candidates per query")
 }
 
 // ranker embeds every tool (waiting until all are done) and returns the
@@ -63,14 +62,13 @@ func (f *semanticFlags) ranker(ix *index.Index, tools []eval.Tool) (eval.Ranker,
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return semanticRanker{ix: ix, st: st, ratio: f.ratio, depth: f.depth}, stop, nil
+	return semanticRanker{ix: ix, st: st, ratio: f.ratio}, stop, nil
 }
 
 type semanticRanker struct {
 	ix    *index.Index
 	st    *semantic.Store
 	ratio float64
-	depth int
 }
 
 func (r semanticRanker) Rank(query string, k int) ([]string, error) {
@@ -82,11 +80,7 @@ func (r semanticRanker) Rank(query string, k int) ([]string, error) {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
 	res := r.ix.Run(index.Query{Kind: index.KindKeyword, Text: query}, index.Options{Max: index.MaxResults, Mode: index.ModeHybrid})
-	lex := make([]semantic.Scored, len(res.Hits))
-	for i, h := range res.Hits {
-		lex[i] = semantic.Scored{Name: h.Name, Lexical: h.Score}
-	}
-	fused := r.st.Rank(q, lex, r.ratio, r.depth, k, nil)
+	fused := service.FuseDense(r.st, q, res, r.ratio, k, nil)
 	names := make([]string, len(fused))
 	for i, x := range fused {
 		names[i] = x.Name
