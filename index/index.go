@@ -118,6 +118,7 @@ func (c Config) withDefaults() Config {
 	if c.Shards <= 0 {
 		c.Shards = d.Shards
 	}
+	c.Shards = min(c.Shards, math.MaxUint16) // doc.shard is a uint16
 	if c.KeywordWeight == 0 && c.TFIDFWeight == 0 {
 		c.KeywordWeight, c.TFIDFWeight = d.KeywordWeight, d.TFIDFWeight
 	}
@@ -158,12 +159,17 @@ type Index struct {
 	mu    sync.RWMutex
 	epoch uint64 // bumped by every update; doc norms cached per epoch
 
-	docs  map[string]*doc   // every document by name
-	core  map[*doc]bool     // core documents
-	keys  map[string][]*doc // exact-name spellings → documents
-	boost phrases           // stemmed name phrases → documents
-	// coreBoost holds the core documents' phrases alone: without a name
-	// boost, deferred documents' phrases do not matter to a search.
+	docs map[string]*doc // every document by name
+	// core holds the core documents with their name parts, which every
+	// search reads (coreMentions); deferred documents' parts are
+	// recomputed from the name when needed.
+	core map[*doc][]string
+	keys map[string][]*doc // exact-name spellings → documents
+	// boost maps stemmed name phrases to documents when the name boost
+	// is on (Config.NameBoost > 0); otherwise it stays empty, since
+	// deferred documents' phrases then never matter to a search.
+	boost phrases
+	// coreBoost holds the core documents' phrases alone.
 	coreBoost phrases
 
 	tf vocab // TF-IDF terms of deferred documents
@@ -193,23 +199,23 @@ type Index struct {
 	partCache map[string][]uint32
 }
 
-// doc is one indexed tool.
+// doc is one indexed tool. It is kept small: a catalog holds many, so
+// what can be recomputed from the name (its name parts, exact-name keys
+// and name phrases) is recomputed when the document leaves rather than
+// kept, and its field statistics live in its shard alone.
 type doc struct {
-	name  string
-	core  bool
-	mcp   bool
-	shard int
-	slot  int32
+	name string
 
-	terms     []docTerm // TF-IDF terms, sorted by term text
-	stat      docStat
-	kw        []docWord // keyword words, sorted by id
-	parts     []string
-	keys      []string
-	boostKeys []string
+	terms []docTerm // TF-IDF terms, sorted by term text
+	kw    []docWord // keyword words, sorted by id
 
-	// pending holds term and word texts between prepare and add.
-	pending *pendingText
+	// aliases is set for the few documents that have aliases (their
+	// exact-name keys depend on them).
+	aliases *[]string
+	slot    int32
+	shard   uint16
+	core    bool
+	mcp     bool
 }
 
 // prepScratch holds the maps prepare reuses between documents.
@@ -219,7 +225,14 @@ type prepScratch struct {
 	masks  map[string]uint8
 }
 
-type pendingText struct {
+// prepared is a document analysed outside the lock, with what adding it
+// needs and the document does not keep.
+type prepared struct {
+	d                      *doc
+	stat                   docStat
+	keys, boostKeys, parts []string
+	// terms and words hold the texts of d.terms and d.kw until their ids
+	// are assigned under the lock.
 	terms, words []string
 }
 
@@ -276,7 +289,7 @@ type shard struct {
 	stat []docStat
 	// normEp and norm cache each slot's cosine vector length with the
 	// index epoch it was computed in; searches fill them lazily, with
-	// atomics, under the read lock.
+	// atomics, under the read lock. Only the cosine scorer has them.
 	normEp []uint64
 	norm   []uint64   // float64 bits
 	tf     [][]tfPost // by term id, sorted by slot
@@ -311,7 +324,7 @@ func New(cfg Config) *Index {
 		seed:      maphash.MakeSeed(),
 		epoch:     1,
 		docs:      make(map[string]*doc),
-		core:      make(map[*doc]bool),
+		core:      make(map[*doc][]string),
 		keys:      make(map[string][]*doc),
 		boost:     newPhrases(),
 		coreBoost: newPhrases(),
@@ -356,7 +369,7 @@ func (ix *Index) Upsert(d Doc) {
 	switch old := ix.docs[d.Name]; {
 	case old == nil:
 		ix.add(p)
-	case !old.core && !p.core:
+	case !old.core && !p.d.core:
 		ix.replace(old, p)
 	default:
 		ix.remove(old)
@@ -379,14 +392,18 @@ func (ix *Index) Remove(name string) bool {
 }
 
 // prepare analyses a document outside the lock.
-func (ix *Index) prepare(in Doc) *doc {
+func (ix *Index) prepare(in Doc) *prepared {
 	d := &doc{name: in.Name, core: in.Core, mcp: isMCP(in.Name)}
-	d.keys = nameKeys(in.Name, in.Aliases)
-	bare := stripMCP(in.Name)
-	d.parts = uniq(analysis.SplitIdentifier(bare))
-	d.boostKeys = ix.boostKeys(in.Name)
+	if len(in.Aliases) > 0 {
+		aliases := slices.Clone(in.Aliases)
+		d.aliases = &aliases
+	}
+	p := &prepared{d: d, keys: nameKeys(in.Name, in.Aliases), parts: namePartsOf(in.Name)}
+	if d.core || ix.cfg.NameBoost > 0 {
+		p.boostKeys = ix.boostKeys(in.Name)
+	}
 	if d.core {
-		return d
+		return p
 	}
 
 	// Text terms: per field, the count of each term and the field's
@@ -406,17 +423,17 @@ func (ix *Index) prepare(in Doc) *doc {
 			return
 		}
 		sc.terms = ix.an.Terms(sc.terms[:0], text)
-		d.stat.flen[f] = uint32(min(len(sc.terms), math.MaxUint32))
+		p.stat.flen[f] = uint32(min(len(sc.terms), math.MaxUint32))
 		for _, t := range sc.terms {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {
 				c[f]++
 			}
-			d.stat.fmax[f] = max(d.stat.fmax[f], c[f])
+			p.stat.fmax[f] = max(p.stat.fmax[f], c[f])
 			counts[t] = c
 		}
 	}
-	nameText := bare
+	nameText := stripMCP(in.Name)
 	for _, a := range in.Aliases {
 		nameText += " " + stripMCP(a)
 	}
@@ -424,15 +441,15 @@ func (ix *Index) prepare(in Doc) *doc {
 	field(fHint, in.SearchHint, ix.cfg.HintWeight)
 	field(fDesc, in.Description, ix.cfg.DescWeight)
 	field(fParams, in.Params, ix.cfg.ParamWeight)
-	termText := slices.Sorted(maps.Keys(counts))
-	d.terms = make([]docTerm, len(termText))
-	for i, t := range termText {
+	p.terms = slices.Sorted(maps.Keys(counts))
+	d.terms = make([]docTerm, len(p.terms))
+	for i, t := range p.terms {
 		d.terms[i].tf = counts[t]
 	}
 	// Term ids are assigned under the lock; keep the texts until then.
 	masks := sc.masks
-	for _, p := range d.parts {
-		masks[p] |= fieldName
+	for _, part := range p.parts {
+		masks[part] |= fieldName
 	}
 	for _, w := range analysis.Words(in.SearchHint) {
 		masks[w] |= fieldHint
@@ -440,11 +457,16 @@ func (ix *Index) prepare(in Doc) *doc {
 	for _, w := range analysis.Words(in.Description) {
 		masks[w] |= fieldDesc
 	}
-	words := slices.Sorted(maps.Keys(masks))
-	d.kw = make([]docWord, len(words)) // exact: kept for the tool's life
-	for i, w := range words {
+	p.words = slices.Sorted(maps.Keys(masks))
+	d.kw = make([]docWord, len(p.words)) // exact: kept for the tool's life
+	for i, w := range p.words {
 		d.kw[i].mask = masks[w]
 	}
-	d.pending = &pendingText{terms: termText, words: words}
-	return d
+	return p
+}
+
+// namePartsOf returns the distinct identifier parts of a tool's name
+// without the mcp__ prefix: its keyword name words.
+func namePartsOf(name string) []string {
+	return uniq(analysis.SplitIdentifier(stripMCP(name)))
 }

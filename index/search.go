@@ -518,9 +518,9 @@ func (ix *Index) coreMentions(p *plan, exclude []*doc) []string {
 		return nil
 	}
 	var out []string
-	for d := range ix.core {
+	for d, parts := range ix.core {
 		hit := slices.Contains(p.boostCore, d)
-		for _, part := range d.parts {
+		for _, part := range parts {
 			hit = hit || slices.Contains(p.kwWords, part)
 		}
 		if hit && !slices.Contains(exclude, d) {

@@ -144,12 +144,11 @@ func trigrams(s string) []string {
 }
 
 // add inserts a prepared document. The caller holds the write lock.
-func (ix *Index) add(d *doc) {
-	ix.addMeta(d)
-	if !d.core {
-		ix.place(d)
+func (ix *Index) add(p *prepared) {
+	ix.addMeta(p)
+	if !p.d.core {
+		ix.place(p)
 	}
-	d.pending = nil
 }
 
 // remove deletes a document. The caller holds the write lock.
@@ -160,51 +159,63 @@ func (ix *Index) remove(d *doc) {
 	}
 }
 
-// replace swaps deferred document old for d of the same name: d takes a
-// new slot at the end of its shard (so that posting lists stay sorted by
+// replace swaps deferred document old for p's of the same name: it takes
+// a new slot at the end of its shard (so that posting lists stay sorted by
 // slot) and old's slot is tombstoned.
-func (ix *Index) replace(old, d *doc) {
-	if slices.Equal(old.keys, d.keys) && slices.Equal(old.boostKeys, d.boostKeys) && slices.Equal(old.parts, d.parts) {
-		// Same names: swap the document in place in every list.
+func (ix *Index) replace(old *doc, p *prepared) {
+	d := p.d
+	if slices.Equal(old.aliasList(), d.aliasList()) {
+		// Same name and aliases, so the same keys, phrases and parts:
+		// swap the document in place in every list.
 		ix.docs[d.name] = d
-		for _, k := range d.keys {
+		for _, k := range p.keys {
 			swapDoc(ix.keys[k], old, d)
 		}
-		for _, k := range d.boostKeys {
+		for _, k := range p.boostKeys {
 			swapDoc(ix.boost.docs[k], old, d)
 		}
 		d.shard = old.shard
 	} else {
 		ix.removeMeta(old)
-		ix.addMeta(d)
+		ix.addMeta(p)
 	}
 	// Add first, so that the terms both versions share keep their ids.
-	ix.place(d)
+	ix.place(p)
 	ix.bury(old)
-	d.pending = nil
+}
+
+// aliasList returns d's aliases.
+func (d *doc) aliasList() []string {
+	if d.aliases == nil {
+		return nil
+	}
+	return *d.aliases
 }
 
 // renumberSlack is how many more dead slots than live ones a shard keeps
 // before it is renumbered.
 const renumberSlack = 64
 
-// place gives deferred document d the next slot of its shard and appends
-// its postings.
-func (ix *Index) place(d *doc) {
+// place gives p's deferred document the next slot of its shard and
+// appends its postings.
+func (ix *Index) place(p *prepared) {
+	d := p.d
 	sh := ix.shards[d.shard]
 	d.slot = int32(len(sh.docs))
 	sh.docs = append(sh.docs, d)
-	sh.stat = append(sh.stat, d.stat)
-	sh.normEp = append(sh.normEp, 0)
-	sh.norm = append(sh.norm, 0)
+	sh.stat = append(sh.stat, p.stat)
+	if ix.cfg.Scorer == ScorerCosine {
+		sh.normEp = append(sh.normEp, 0)
+		sh.norm = append(sh.norm, 0)
+	}
 	if n := (len(sh.docs) + 63) / 64; len(sh.dead) < n {
 		sh.dead = append(sh.dead, 0)
 	}
-	ix.countLen(d, true)
-	for i, t := range d.pending.terms {
+	ix.countLen(&p.stat, true)
+	for i, t := range p.terms {
 		ix.addTerm(sh, d, i, t)
 	}
-	for i, w := range d.pending.words {
+	for i, w := range p.words {
 		ix.addWord(sh, d, i, w)
 	}
 	slices.SortFunc(d.kw, func(a, b docWord) int { return cmp.Compare(a.id, b.id) })
@@ -214,8 +225,8 @@ func (ix *Index) place(d *doc) {
 // once, its postings stay until their lists are compacted.
 func (ix *Index) bury(d *doc) {
 	sh := ix.shards[d.shard]
-	ix.countLen(d, false)
 	slot := uint32(d.slot)
+	ix.countLen(&sh.stat[slot], false)
 	sh.docs[slot] = nil
 	sh.dead[slot>>6] |= 1 << (slot & 63)
 	sh.nDead++
@@ -284,15 +295,18 @@ func (sh *shard) renumber() {
 	sh.docs = slices.Clip(sh.docs[:n])
 	sh.stat = slices.Clip(sh.stat[:n])
 	// Cached cosine lengths are recomputed on demand.
-	sh.normEp = make([]uint64, n)
-	sh.norm = make([]uint64, n)
+	if sh.norm != nil {
+		sh.normEp = make([]uint64, n)
+		sh.norm = make([]uint64, n)
+	}
 	sh.dead = make([]uint64, (n+63)/64)
 	sh.nDead = 0
 }
 
-// countLen adds d's field lengths to the totals, or takes them away.
-func (ix *Index) countLen(d *doc, add bool) {
-	for f, n := range d.stat.flen {
+// countLen adds a document's field lengths to the totals, or takes them
+// away.
+func (ix *Index) countLen(st *docStat, add bool) {
+	for f, n := range st.flen {
 		if add {
 			ix.flen[f] += uint64(n)
 		} else {
@@ -303,41 +317,49 @@ func (ix *Index) countLen(d *doc, add bool) {
 
 // addMeta registers a document's names, name phrases and name parts, and
 // picks its shard.
-func (ix *Index) addMeta(d *doc) {
+func (ix *Index) addMeta(p *prepared) {
+	d := p.d
 	ix.docs[d.name] = d
-	for _, k := range d.keys {
+	for _, k := range p.keys {
 		ix.keys[k] = insertByKeyOrder(ix.keys[k], d)
 	}
-	for _, k := range d.boostKeys {
-		ix.boost.add(k, d)
+	for _, k := range p.boostKeys {
+		if ix.cfg.NameBoost > 0 {
+			ix.boost.add(k, d)
+		}
 		if d.core {
 			ix.coreBoost.add(k, d)
 		}
 	}
 	if d.core {
-		ix.core[d] = true
+		ix.core[d] = p.parts
 		return
 	}
 	ix.nDeferred++
-	for _, p := range d.parts {
-		ix.parts.ref(p)
+	for _, part := range p.parts {
+		ix.parts.ref(part)
 	}
-	d.shard = int(maphash.String(ix.seed, d.name) % uint64(len(ix.shards)))
+	d.shard = uint16(maphash.String(ix.seed, d.name) % uint64(len(ix.shards)))
 }
 
-// removeMeta undoes addMeta.
+// removeMeta undoes addMeta, recomputing the keys, phrases and parts of d
+// from its name.
 func (ix *Index) removeMeta(d *doc) {
 	delete(ix.docs, d.name)
-	for _, k := range d.keys {
+	for _, k := range nameKeys(d.name, d.aliasList()) {
 		ix.keys[k] = without(ix.keys[k], d)
 		if len(ix.keys[k]) == 0 {
 			delete(ix.keys, k)
 		}
 	}
-	for _, k := range d.boostKeys {
-		ix.boost.remove(k, d)
-		if d.core {
-			ix.coreBoost.remove(k, d)
+	if d.core || ix.cfg.NameBoost > 0 {
+		for _, k := range ix.boostKeys(d.name) {
+			if ix.cfg.NameBoost > 0 {
+				ix.boost.remove(k, d)
+			}
+			if d.core {
+				ix.coreBoost.remove(k, d)
+			}
 		}
 	}
 	if d.core {
@@ -345,8 +367,8 @@ func (ix *Index) removeMeta(d *doc) {
 		return
 	}
 	ix.nDeferred--
-	for _, p := range d.parts {
-		ix.parts.unref(p)
+	for _, part := range namePartsOf(d.name) {
+		ix.parts.unref(part)
 	}
 }
 
