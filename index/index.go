@@ -310,10 +310,22 @@ type tfPost struct {
 	tf   tfs
 }
 
-type kwPost struct {
-	slot uint32
-	mask uint8
+// kwPost is a keyword posting: its slot and the fields that have the
+// word, packed into 4 bytes (a struct of both would be padded to 8).
+type kwPost uint32
+
+// kwMaskBits are the low bits of a kwPost holding its fields: fieldName,
+// fieldHint and fieldDesc. A shard has so at most 1<<29 slots.
+const (
+	kwMaskBits = 3
+	maxSlots   = 1 << (32 - kwMaskBits)
+)
+
+func newKwPost(slot uint32, mask uint8) kwPost {
+	return kwPost(slot<<kwMaskBits | uint32(mask))
 }
+
+func (p kwPost) mask() uint8 { return uint8(p) & (1<<kwMaskBits - 1) }
 
 // New returns an empty index.
 func New(cfg Config) *Index {

@@ -361,12 +361,12 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 				kl := &sc.kl[li]
 				j := kl.pos
 				for ; j < len(kl.list); j++ {
-					post := &kl.list[j]
-					if int(post.slot) >= hi {
+					post := kl.list[j]
+					if int(post.docSlot()) >= hi {
 						break
 					}
-					if post.mask&fieldName != 0 {
-						s := int(post.slot) - lo
+					if post.mask()&fieldName != 0 {
+						s := int(post.docSlot()) - lo
 						if sc.pmask[s] == 0 {
 							sc.pt = append(sc.pt, int32(s))
 						}
@@ -429,8 +429,8 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 							kl := &sc.kl[li]
 							c := seek(kl.list, kl.pos, slot)
 							kl.pos = c
-							if c < len(kl.list) && kl.list[c].slot == slot {
-								b |= kl.list[c].mask & kl.need
+							if c < len(kl.list) && kl.list[c].docSlot() == slot {
+								b |= kl.list[c].mask() & kl.need
 							}
 						}
 						if sc.kpart[tj] < sc.kfrom[tj+1] && (k >= 64 || sc.pmask[s]&(1<<k) != 0) {
@@ -766,18 +766,18 @@ func (sc *pruneScratch) markKeyword(tj, lo, hi int, gallop bool) {
 			j = seek(kl.list, j, uint32(lo))
 		}
 		for ; j < len(kl.list); j++ {
-			post := &kl.list[j]
-			if int(post.slot) >= hi {
+			post := kl.list[j]
+			if int(post.docSlot()) >= hi {
 				break
 			}
-			b := post.mask & kl.need
-			if kl.partial && post.mask&fieldName != 0 {
+			b := post.mask() & kl.need
+			if kl.partial && post.mask()&fieldName != 0 {
 				b = fieldPartial
 			}
 			if b == 0 {
 				continue
 			}
-			s := int(post.slot) - lo
+			s := int(post.docSlot()) - lo
 			if sc.bits[s] == 0 {
 				sc.tt = append(sc.tt, int32(s))
 			}

@@ -47,8 +47,8 @@ func checkShards(t *testing.T, ix *Index) {
 			for _, w := range d.kw {
 				kdf[w.id]++
 				l := sh.kw[w.id]
-				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p kwPost, s uint32) int { return int(p.slot) - int(s) })
-				if !found || l[i].mask != w.mask {
+				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p kwPost, s uint32) int { return int(p.docSlot()) - int(s) })
+				if !found || l[i].mask() != w.mask {
 					t.Fatalf("%s: word %q posting missing or wrong", d.name, ix.kw.strs[w.id])
 				}
 			}

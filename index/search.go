@@ -745,7 +745,7 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	switch {
 	case len(t.words) == 1:
 		for _, post := range postings(t.words[0]) {
-			mark(post.slot, post.mask)
+			mark(post.docSlot(), post.mask())
 		}
 	case len(t.words) > 1:
 		// Every word must match the same field. Identifier terms
@@ -756,33 +756,33 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 		}
 		first := postings(t.words[0])
 		for _, post := range first {
-			s.and[post.slot] = post.mask & keep
+			s.and[post.docSlot()] = post.mask() & keep
 		}
 		for _, id := range t.words[1:] {
 			for _, post := range postings(id) {
-				s.tmp[post.slot] = post.mask
+				s.tmp[post.docSlot()] = post.mask()
 			}
 			for _, post := range first {
-				s.and[post.slot] &= s.tmp[post.slot]
+				s.and[post.docSlot()] &= s.tmp[post.docSlot()]
 			}
 			for _, post := range postings(id) {
-				s.tmp[post.slot] = 0
+				s.tmp[post.docSlot()] = 0
 			}
 		}
 		for _, post := range first {
-			mark(post.slot, s.and[post.slot])
-			s.and[post.slot] = 0
+			mark(post.docSlot(), s.and[post.docSlot()])
+			s.and[post.docSlot()] = 0
 		}
 	}
 	if t.whole >= 0 {
 		for _, post := range postings(uint32(t.whole)) {
-			mark(post.slot, post.mask&(fieldHint|fieldDesc))
+			mark(post.docSlot(), post.mask()&(fieldHint|fieldDesc))
 		}
 	}
 	for _, id := range t.partial {
 		for _, post := range postings(id) {
-			if post.mask&fieldName != 0 {
-				mark(post.slot, fieldPartial)
+			if post.mask()&fieldName != 0 {
+				mark(post.docSlot(), fieldPartial)
 			}
 		}
 	}

@@ -201,6 +201,11 @@ const renumberSlack = 64
 func (ix *Index) place(p *prepared) {
 	d := p.d
 	sh := ix.shards[d.shard]
+	if len(sh.docs) >= maxSlots {
+		// Dead slots are renumbered away long before; a shard of
+		// half a billion live tools would not fit in memory anyway.
+		panic("index: shard full")
+	}
 	d.slot = int32(len(sh.docs))
 	sh.docs = append(sh.docs, d)
 	sh.stat = append(sh.stat, p.stat)
@@ -391,7 +396,7 @@ func (ix *Index) addWord(sh *shard, d *doc, i int, w string) {
 		sh.kwDead = append(sh.kwDead, 0)
 	}
 	d.kw[i].id = id
-	sh.kw[id] = append(sh.kw[id], kwPost{slot: uint32(d.slot), mask: d.kw[i].mask})
+	sh.kw[id] = append(sh.kw[id], newKwPost(uint32(d.slot), d.kw[i].mask))
 }
 
 // phrases maps stemmed name phrases to the documents they name.
@@ -448,9 +453,9 @@ type posting[P any] interface {
 }
 
 func (p tfPost) docSlot() uint32             { return p.slot }
-func (p kwPost) docSlot() uint32             { return p.slot }
+func (p kwPost) docSlot() uint32             { return uint32(p) >> kwMaskBits }
 func (p tfPost) withSlot(slot uint32) tfPost { p.slot = slot; return p }
-func (p kwPost) withSlot(slot uint32) kwPost { p.slot = slot; return p }
+func (p kwPost) withSlot(slot uint32) kwPost { return newKwPost(slot, p.mask()) }
 
 // renumberList drops the dead postings of list and gives the others their
 // new slots.
