@@ -183,7 +183,7 @@ type Index struct {
 	shards    []*shard
 	nDeferred int
 
-	prep  sync.Pool // *prepScratch
+	prep  sync.Pool // *prepared
 	prune sync.Pool // *pruneScratch
 	plans sync.Pool // *plan
 
@@ -202,13 +202,12 @@ type Index struct {
 // doc is one indexed tool. It is kept small: a catalog holds many, so
 // what can be recomputed from the name (its name parts, exact-name keys
 // and name phrases) is recomputed when the document leaves rather than
-// kept, and its field statistics live in its shard alone.
+// kept, its field statistics live in its shard alone and its forward
+// lists are encoded (fwd.go).
 type doc struct {
 	name string
-
-	terms []docTerm // TF-IDF terms, sorted by term text
-	kw    []docWord // keyword words, sorted by id
-
+	// fwd holds a deferred document's forward lists, encoded.
+	fwd string
 	// aliases is set for the few documents that have aliases (their
 	// exact-name keys depend on them).
 	aliases *[]string
@@ -218,22 +217,28 @@ type doc struct {
 	mcp     bool
 }
 
-// prepScratch holds the maps prepare reuses between documents.
-type prepScratch struct {
-	terms  []string
-	counts map[string]tfs
-	masks  map[string]uint8
-}
-
 // prepared is a document analysed outside the lock, with what adding it
-// needs and the document does not keep.
+// needs and the document does not keep. Prepared values are reused
+// (Index.prep) with their scratch.
 type prepared struct {
 	d                      *doc
 	stat                   docStat
 	keys, boostKeys, parts []string
-	// terms and words hold the texts of d.terms and d.kw until their ids
-	// are assigned under the lock.
-	terms, words []string
+	// terms are the TF-IDF term texts, sorted, and tfs their counts;
+	// words are the keyword words, sorted, and fields their fields. Ids
+	// are assigned under the lock, into dterms and dwords.
+	terms  []string
+	tfs    []tfs
+	words  []string
+	fields []uint8
+	dterms []docTerm
+	dwords []docWord
+
+	// Scratch.
+	text      []string
+	counts    map[string]tfs
+	masks     map[string]uint8
+	buf, wbuf []byte
 }
 
 type docTerm struct {
@@ -376,6 +381,7 @@ func (ix *Index) Deferred() int {
 // proportional to the size of d (and of the document it replaces).
 func (ix *Index) Upsert(d Doc) {
 	p := ix.prepare(d)
+	defer ix.release(p) // after the unlock
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	switch old := ix.docs[d.Name]; {
@@ -403,14 +409,20 @@ func (ix *Index) Remove(name string) bool {
 	return true
 }
 
-// prepare analyses a document outside the lock.
+// prepare analyses a document outside the lock. The caller releases the
+// result.
 func (ix *Index) prepare(in Doc) *prepared {
 	d := &doc{name: in.Name, core: in.Core, mcp: isMCP(in.Name)}
 	if len(in.Aliases) > 0 {
 		aliases := slices.Clone(in.Aliases)
 		d.aliases = &aliases
 	}
-	p := &prepared{d: d, keys: nameKeys(in.Name, in.Aliases), parts: namePartsOf(in.Name)}
+	p, _ := ix.prep.Get().(*prepared)
+	if p == nil {
+		p = &prepared{counts: make(map[string]tfs), masks: make(map[string]uint8)}
+	}
+	p.d, p.stat = d, docStat{}
+	p.keys, p.parts = nameKeys(in.Name, in.Aliases), namePartsOf(in.Name)
 	if d.core || ix.cfg.NameBoost > 0 {
 		p.boostKeys = ix.boostKeys(in.Name)
 	}
@@ -420,23 +432,14 @@ func (ix *Index) prepare(in Doc) *prepared {
 
 	// Text terms: per field, the count of each term and the field's
 	// length; the scorer weighs them at search time.
-	sc, _ := ix.prep.Get().(*prepScratch)
-	if sc == nil {
-		sc = &prepScratch{counts: make(map[string]tfs), masks: make(map[string]uint8)}
-	}
-	defer func() {
-		clear(sc.counts)
-		clear(sc.masks)
-		ix.prep.Put(sc)
-	}()
-	counts := sc.counts
+	counts := p.counts
 	field := func(f int, text string, w float64) {
 		if text == "" || w <= 0 {
 			return
 		}
-		sc.terms = ix.an.Terms(sc.terms[:0], text)
-		p.stat.flen[f] = uint32(min(len(sc.terms), math.MaxUint32))
-		for _, t := range sc.terms {
+		p.text = ix.an.Terms(p.text[:0], text)
+		p.stat.flen[f] = uint32(min(len(p.text), math.MaxUint32))
+		for _, t := range p.text {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {
 				c[f]++
@@ -453,13 +456,13 @@ func (ix *Index) prepare(in Doc) *prepared {
 	field(fHint, in.SearchHint, ix.cfg.HintWeight)
 	field(fDesc, in.Description, ix.cfg.DescWeight)
 	field(fParams, in.Params, ix.cfg.ParamWeight)
-	p.terms = slices.Sorted(maps.Keys(counts))
-	d.terms = make([]docTerm, len(p.terms))
-	for i, t := range p.terms {
-		d.terms[i].tf = counts[t]
+	p.terms = slices.AppendSeq(p.terms[:0], maps.Keys(counts))
+	slices.Sort(p.terms)
+	p.tfs = p.tfs[:0]
+	for _, t := range p.terms {
+		p.tfs = append(p.tfs, counts[t])
 	}
-	// Term ids are assigned under the lock; keep the texts until then.
-	masks := sc.masks
+	masks := p.masks
 	for _, part := range p.parts {
 		masks[part] |= fieldName
 	}
@@ -469,12 +472,24 @@ func (ix *Index) prepare(in Doc) *prepared {
 	for _, w := range analysis.Words(in.Description) {
 		masks[w] |= fieldDesc
 	}
-	p.words = slices.Sorted(maps.Keys(masks))
-	d.kw = make([]docWord, len(p.words)) // exact: kept for the tool's life
-	for i, w := range p.words {
-		d.kw[i].mask = masks[w]
+	p.words = slices.AppendSeq(p.words[:0], maps.Keys(masks))
+	slices.Sort(p.words)
+	p.fields = p.fields[:0]
+	for _, w := range p.words {
+		p.fields = append(p.fields, masks[w])
 	}
 	return p
+}
+
+// release returns p to the pool, letting go of what it refers to.
+func (ix *Index) release(p *prepared) {
+	clear(p.counts)
+	clear(p.masks)
+	clear(p.text)
+	clear(p.terms)
+	clear(p.words)
+	p.d, p.keys, p.boostKeys, p.parts = nil, nil, nil, nil
+	ix.prep.Put(p)
 }
 
 // namePartsOf returns the distinct identifier parts of a tool's name

@@ -710,21 +710,19 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 			}
 		}
 	}
-	ids, kw := k.ids, d.kw
-	if 8*len(ids) < len(kw) {
-		for i, id := range ids {
-			if m := d.wordMask(id); m != 0 {
-				set(i, m)
-			}
-		}
-	} else {
-		// The document's words are tested against the query's set,
-		// and the few members found in ids.
-		member := k.member
-		for _, w := range kw {
-			if x := w.id >> 6; int(x) < len(member) && member[x]&(1<<(w.id&63)) != 0 {
-				i, _ := slices.BinarySearch(ids, w.id)
-				set(i, w.mask)
+	if ids := k.ids; len(ids) > 0 {
+		// The document's words, by ascending id, are tested against
+		// the query's set up to its largest id; the few members are
+		// found in ids by a merge.
+		member, last, i := k.member, ids[len(ids)-1], 0
+		words, _ := fwdSplit(d.fwd)
+		r := wordReader{s: words}
+		for id, mask, ok := r.next(); ok && id <= last; id, mask, ok = r.next() {
+			if member[id>>6]&(1<<(id&63)) != 0 {
+				for ids[i] < id {
+					i++
+				}
+				set(i, mask)
 			}
 		}
 	}
@@ -736,23 +734,6 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 		bits[m.term] |= and
 	}
 	clear(masks)
-}
-
-// wordMask returns the fields of d that have keyword word id.
-func (d *doc) wordMask(id uint32) uint8 {
-	lo, hi := 0, len(d.kw)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if d.kw[m].id < id {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(d.kw) && d.kw[lo].id == id {
-		return d.kw[lo].mask
-	}
-	return 0
 }
 
 // markKeyword reads the postings of keyword term tj's lists in the window

@@ -33,23 +33,31 @@ func checkShards(t *testing.T, ix *Index) {
 			if int(d.slot) != slot || int(d.shard) != si {
 				t.Fatalf("%s: slot %d shard %d, found at %d/%d", d.name, d.slot, d.shard, slot, si)
 			}
-			for _, term := range d.terms {
-				df[term.id]++
-				l := sh.tf[term.id]
+			words, terms := ix.readers(d)
+			prev := -1
+			for id, tf, ok := terms.next(); ok; id, tf, ok = terms.next() {
+				df[id]++
+				if !terms.withTF && int(id) <= prev {
+					t.Fatalf("%s: terms not sorted by id", d.name)
+				}
+				prev = int(id)
+				l := sh.tf[id]
 				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p tfPost, s uint32) int { return int(p.slot) - int(s) })
-				if !found || l[i].tf != term.tf {
-					t.Fatalf("%s: term %q posting missing or wrong", d.name, ix.tf.strs[term.id])
+				if !found || terms.withTF && l[i].tf != tf {
+					t.Fatalf("%s: term %q posting missing or wrong", d.name, ix.tf.strs[id])
 				}
 			}
-			if !slices.IsSortedFunc(d.kw, func(a, b docWord) int { return int(a.id) - int(b.id) }) {
-				t.Fatalf("%s: words not sorted by id", d.name)
-			}
-			for _, w := range d.kw {
-				kdf[w.id]++
-				l := sh.kw[w.id]
+			prev = -1
+			for id, mask, ok := words.next(); ok; id, mask, ok = words.next() {
+				kdf[id]++
+				if int(id) <= prev {
+					t.Fatalf("%s: words not sorted by id", d.name)
+				}
+				prev = int(id)
+				l := sh.kw[id]
 				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p kwPost, s uint32) int { return int(p.docSlot()) - int(s) })
-				if !found || l[i].mask() != w.mask {
-					t.Fatalf("%s: word %q posting missing or wrong", d.name, ix.kw.strs[w.id])
+				if !found || l[i].mask() != mask {
+					t.Fatalf("%s: word %q posting missing or wrong", d.name, ix.kw.strs[id])
 				}
 			}
 		}

@@ -799,8 +799,9 @@ func (ix *Index) norm(sh *shard, slot int32) float64 {
 	fw := [nFields]float64{ix.cfg.NameWeight, ix.cfg.HintWeight, ix.cfg.DescWeight, ix.cfg.ParamWeight}
 	N := float64(ix.nDeferred)
 	var sum float64
-	for _, t := range sh.docs[slot].terms {
-		w := cosWeight(t.tf, &sh.stat[slot], &fw) * math.Log(N/float64(ix.tf.df[t.id]))
+	_, terms := ix.readers(sh.docs[slot])
+	for id, tf, ok := terms.next(); ok; id, tf, ok = terms.next() {
+		w := cosWeight(tf, &sh.stat[slot], &fw) * math.Log(N/float64(ix.tf.df[id]))
 		sum += w * w
 	}
 	n := math.Sqrt(sum)

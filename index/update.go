@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -217,13 +216,15 @@ func (ix *Index) place(p *prepared) {
 		sh.dead = append(sh.dead, 0)
 	}
 	ix.countLen(&p.stat, true)
+	p.dterms = p.dterms[:0]
 	for i, t := range p.terms {
-		ix.addTerm(sh, d, i, t)
+		p.dterms = append(p.dterms, docTerm{id: ix.addTerm(sh, d, t, p.tfs[i]), tf: p.tfs[i]})
 	}
+	p.dwords = p.dwords[:0]
 	for i, w := range p.words {
-		ix.addWord(sh, d, i, w)
+		p.dwords = append(p.dwords, docWord{id: ix.addWord(sh, d, w, p.fields[i]), mask: p.fields[i]})
 	}
-	slices.SortFunc(d.kw, func(a, b docWord) int { return cmp.Compare(a.id, b.id) })
+	ix.setFwd(d, p)
 }
 
 // bury tombstones deferred document d: its statistics leave the totals at
@@ -235,18 +236,19 @@ func (ix *Index) bury(d *doc) {
 	sh.docs[slot] = nil
 	sh.dead[slot>>6] |= 1 << (slot & 63)
 	sh.nDead++
-	for _, t := range d.terms {
-		ix.tf.unref(t.id)
-		if sh.tfDead[t.id]++; 2*int(sh.tfDead[t.id]) > len(sh.tf[t.id]) {
-			sh.tf[t.id] = compact(sh, sh.tf[t.id])
-			sh.tfDead[t.id] = 0
+	words, terms := ix.readers(d)
+	for id, _, ok := terms.next(); ok; id, _, ok = terms.next() {
+		ix.tf.unref(id)
+		if sh.tfDead[id]++; 2*int(sh.tfDead[id]) > len(sh.tf[id]) {
+			sh.tf[id] = compact(sh, sh.tf[id])
+			sh.tfDead[id] = 0
 		}
 	}
-	for _, w := range d.kw {
-		ix.kw.unref(w.id)
-		if sh.kwDead[w.id]++; 2*int(sh.kwDead[w.id]) > len(sh.kw[w.id]) {
-			sh.kw[w.id] = compact(sh, sh.kw[w.id])
-			sh.kwDead[w.id] = 0
+	for id, _, ok := words.next(); ok; id, _, ok = words.next() {
+		ix.kw.unref(id)
+		if sh.kwDead[id]++; 2*int(sh.kwDead[id]) > len(sh.kw[id]) {
+			sh.kw[id] = compact(sh, sh.kw[id])
+			sh.kwDead[id] = 0
 		}
 	}
 	if sh.nDead > len(sh.docs)-sh.nDead+renumberSlack {
@@ -377,26 +379,28 @@ func (ix *Index) removeMeta(d *doc) {
 	}
 }
 
-// addTerm appends d's posting for its i-th TF-IDF term, text t.
-func (ix *Index) addTerm(sh *shard, d *doc, i int, t string) {
+// addTerm appends d's posting for TF-IDF term t with counts tf and
+// returns the term's id.
+func (ix *Index) addTerm(sh *shard, d *doc, t string, tf tfs) uint32 {
 	id := ix.tf.ref(t)
 	for int(id) >= len(sh.tf) {
 		sh.tf = append(sh.tf, nil)
 		sh.tfDead = append(sh.tfDead, 0)
 	}
-	d.terms[i].id = id
-	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), tf: d.terms[i].tf})
+	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), tf: tf})
+	return id
 }
 
-// addWord appends d's posting for its i-th keyword word, text w.
-func (ix *Index) addWord(sh *shard, d *doc, i int, w string) {
+// addWord appends d's posting for keyword word w with fields mask and
+// returns the word's id.
+func (ix *Index) addWord(sh *shard, d *doc, w string, mask uint8) uint32 {
 	id := ix.kw.ref(w)
 	for int(id) >= len(sh.kw) {
 		sh.kw = append(sh.kw, nil)
 		sh.kwDead = append(sh.kwDead, 0)
 	}
-	d.kw[i].id = id
-	sh.kw[id] = append(sh.kw[id], newKwPost(uint32(d.slot), d.kw[i].mask))
+	sh.kw[id] = append(sh.kw[id], newKwPost(uint32(d.slot), mask))
+	return id
 }
 
 // phrases maps stemmed name phrases to the documents they name.
