@@ -164,7 +164,7 @@ type Index struct {
 	// search reads (coreMentions); deferred documents' parts are
 	// recomputed from the name when needed.
 	core map[*doc][]string
-	keys map[string][]*doc // exact-name spellings → documents
+	keys nameIndex // exact-name spellings → documents
 	// boost maps stemmed name phrases to documents when the name boost
 	// is on (Config.NameBoost > 0); otherwise it stays empty, since
 	// deferred documents' phrases then never matter to a search.
@@ -335,14 +335,15 @@ func (p kwPost) mask() uint8 { return uint8(p) & (1<<kwMaskBits - 1) }
 // New returns an empty index.
 func New(cfg Config) *Index {
 	cfg = cfg.withDefaults()
+	seed := maphash.MakeSeed()
 	ix := &Index{
 		cfg:       cfg,
 		an:        analysis.New(),
-		seed:      maphash.MakeSeed(),
+		seed:      seed,
 		epoch:     1,
 		docs:      make(map[string]*doc),
 		core:      make(map[*doc][]string),
-		keys:      make(map[string][]*doc),
+		keys:      newNameIndex(seed),
 		boost:     newPhrases(),
 		coreBoost: newPhrases(),
 		tf:        newVocab(),

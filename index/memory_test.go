@@ -43,8 +43,8 @@ func TestRemoveLeavesNothing(t *testing.T) {
 				ix.Remove(name)
 			}
 			checkShards(t, ix)
-			if len(ix.docs) != 0 || len(ix.core) != 0 || len(ix.keys) != 0 || ix.nDeferred != 0 {
-				t.Fatalf("docs %d, core %d, keys %d, deferred %d left", len(ix.docs), len(ix.core), len(ix.keys), ix.nDeferred)
+			if len(ix.docs) != 0 || len(ix.core) != 0 || ix.keys.len() != 0 || ix.nDeferred != 0 {
+				t.Fatalf("docs %d, core %d, keys %d, deferred %d left", len(ix.docs), len(ix.core), ix.keys.len(), ix.nDeferred)
 			}
 			if len(ix.boost.docs) != 0 || len(ix.boost.first) != 0 || len(ix.coreBoost.docs) != 0 || len(ix.coreBoost.first) != 0 {
 				t.Fatalf("phrases left: boost %v, core %v", ix.boost.docs, ix.coreBoost.docs)
@@ -61,5 +61,48 @@ func TestRemoveLeavesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNameKeyCollision checks that a document found under a hash its own
+// spellings do not have (a collision, simulated) is never returned.
+func TestNameKeyCollision(t *testing.T) {
+	ix := New(Config{Shards: 1})
+	ix.Upsert(Doc{Name: "mcp__serena__find_symbol", Description: "find a symbol"})
+	ix.Upsert(Doc{Name: "ReadFile", Description: "read a file"})
+	ix.Upsert(Doc{Name: "Task", Description: "run a task", Aliases: []string{"Agent"}})
+	readFile := ix.docs["ReadFile"]
+	// ReadFile now also sits under "find symbol" and "agent", as if its
+	// spellings collided with those.
+	ix.keys.add("find symbol", readFile)
+	ix.keys.add("agent", readFile)
+	for _, q := range []string{"find symbol", "find_symbol", "Agent", "agent", "readfile", "read file"} {
+		res, err := ix.Search(q, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exact []string
+		for _, h := range res.Hits {
+			if h.Match == MatchExact {
+				exact = append(exact, h.Name)
+			}
+		}
+		want := map[string]string{"find symbol": "mcp__serena__find_symbol", "find_symbol": "mcp__serena__find_symbol",
+			"Agent": "Task", "agent": "Task", "readfile": "ReadFile", "read file": "ReadFile"}[q]
+		if len(exact) != 1 || exact[0] != want {
+			t.Errorf("Search(%q): exact hits %v, want [%s]", q, exact, want)
+		}
+	}
+	res, _ := ix.Search("select:agent,find symbol", Options{})
+	if names := hitNames(res.Hits); len(names) != 2 || names[0] != "Task" || names[1] != "mcp__serena__find_symbol" {
+		t.Errorf("select: hits %v, want [Task mcp__serena__find_symbol]", names)
+	}
+	ix.keys.remove("find symbol", readFile)
+	ix.keys.remove("agent", readFile)
+	for _, name := range []string{"mcp__serena__find_symbol", "ReadFile", "Task"} {
+		ix.Remove(name)
+	}
+	if n := ix.keys.len(); n != 0 {
+		t.Errorf("%d name hashes left", n)
 	}
 }

@@ -166,9 +166,10 @@ func (ix *Index) runSelect(names []string, allow func(string) bool, res *Result)
 }
 
 // lookupKey finds documents by an exact-name spelling, preferring the
-// lower-case form over the canonical one. Deferred documents come first.
+// lower-case form over the canonical one, in a new slice. Deferred
+// documents come first.
 func (ix *Index) lookupKey(s string) []*doc {
-	ds := ix.keys[strings.ToLower(strings.TrimSpace(s))]
+	ds := ix.keys.lookup(strings.ToLower(strings.TrimSpace(s)))
 	if len(ds) == 0 {
 		// canonical(s), built without allocating.
 		var parts [16]string
@@ -182,7 +183,7 @@ func (ix *Index) lookupKey(s string) []*doc {
 				b = append(b, p...)
 			}
 		}
-		ds = ix.keys[string(b)]
+		ds = ix.keys.lookupBytes(b)
 	}
 	return ds
 }
@@ -196,7 +197,7 @@ func (ix *Index) exact(text string) []*doc {
 	if len(text) > maxExactQuery {
 		return nil
 	}
-	ds := slices.Clone(ix.lookupKey(text))
+	ds := ix.lookupKey(text) // a new slice
 	slices.SortFunc(ds, func(a, b *doc) int { return strings.Compare(a.name, b.name) })
 	return ds
 }

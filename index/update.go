@@ -168,7 +168,7 @@ func (ix *Index) replace(old *doc, p *prepared) {
 		// swap the document in place in every list.
 		ix.docs[d.name] = d
 		for _, k := range p.keys {
-			swapDoc(ix.keys[k], old, d)
+			ix.keys.swap(k, old, d)
 		}
 		for _, k := range p.boostKeys {
 			swapDoc(ix.boost.docs[k], old, d)
@@ -328,7 +328,7 @@ func (ix *Index) addMeta(p *prepared) {
 	d := p.d
 	ix.docs[d.name] = d
 	for _, k := range p.keys {
-		ix.keys[k] = insertByKeyOrder(ix.keys[k], d)
+		ix.keys.add(k, d)
 	}
 	for _, k := range p.boostKeys {
 		if ix.cfg.NameBoost > 0 {
@@ -354,10 +354,7 @@ func (ix *Index) addMeta(p *prepared) {
 func (ix *Index) removeMeta(d *doc) {
 	delete(ix.docs, d.name)
 	for _, k := range nameKeys(d.name, d.aliasList()) {
-		ix.keys[k] = without(ix.keys[k], d)
-		if len(ix.keys[k]) == 0 {
-			delete(ix.keys, k)
-		}
+		ix.keys.remove(k, d)
 	}
 	if d.core || ix.cfg.NameBoost > 0 {
 		for _, k := range ix.boostKeys(d.name) {
