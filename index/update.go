@@ -384,7 +384,7 @@ func (ix *Index) addTerm(sh *shard, d *doc, t string, tf tfs) uint32 {
 		sh.tf = append(sh.tf, nil)
 		sh.tfDead = append(sh.tfDead, 0)
 	}
-	sh.tf[id] = append(sh.tf[id], tfPost{slot: uint32(d.slot), tf: tf})
+	sh.tf[id] = appendPosting(sh.tf[id], tfPost{slot: uint32(d.slot), tf: tf})
 	return id
 }
 
@@ -396,8 +396,21 @@ func (ix *Index) addWord(sh *shard, d *doc, w string, mask uint8) uint32 {
 		sh.kw = append(sh.kw, nil)
 		sh.kwDead = append(sh.kwDead, 0)
 	}
-	sh.kw[id] = append(sh.kw[id], newKwPost(uint32(d.slot), mask))
+	sh.kw[id] = appendPosting(sh.kw[id], newKwPost(uint32(d.slot), mask))
 	return id
+}
+
+// appendPosting appends p to list. Posting lists are kept for the index's
+// life and most stop growing once the catalog is loaded, so a full list
+// grows by an eighth (to the size class that holds that) rather than by
+// append's half to double: the room left unused is then under an eighth,
+// not up to half, for a copy of about eight postings per posting
+// appended, amortised.
+func appendPosting[P any](list []P, p P) []P {
+	if n := len(list); n == cap(list) {
+		list = append(slices.Grow(list[:0:0], n+n/8+1), list...)
+	}
+	return append(list, p)
 }
 
 // phrases maps stemmed name phrases to the documents they name.
