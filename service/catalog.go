@@ -2,8 +2,11 @@ package service
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -19,29 +22,52 @@ import (
 //
 // A google.protobuf.Struct tree costs several times the schema's JSON on the
 // heap, and marshalling it again for every search result was most of a
-// Search call's CPU. So an entry keeps its tool "light": every field as
-// registered except input_schema, which is kept as the field's protobuf
-// wire bytes (tag, length, the schema Struct marshalled deterministically)
-// in the message's unknown fields. Marshalling a light tool writes those
-// bytes back verbatim, so what goes on the wire decodes to exactly the
-// registered tool (input_schema then follows loading in the byte order,
-// which protobuf decoders accept: fields may come in any order). proto.Equal
-// compares unknown fields byte for byte, so two light tools are equal when
-// their registered definitions are (the Struct's map keys are sorted by the
+// Search call's CPU. So the catalog keeps a tool's input_schema as the
+// field's protobuf wire bytes (tag, length, the schema Struct marshalled
+// deterministically), and responses carry a "light" tool: every field as
+// registered except input_schema, whose wire bytes are the message's
+// unknown fields. Marshalling a light tool writes those bytes back
+// verbatim, so what goes on the wire decodes to exactly the registered tool
+// (input_schema then follows loading in the byte order, which protobuf
+// decoders accept: fields may come in any order). proto.Equal compares
+// unknown fields byte for byte, so two light tools are equal when their
+// registered definitions are (the Struct's map keys are sorted by the
 // deterministic marshal).
+//
+// An entry does not keep a light tool either: a generated message is about
+// 180 bytes of fields and internal state per tool, most of them empty.
+// It keeps the fields every tool has (name, description, source, loading,
+// the wire bytes) in its own struct, the rarely set ones in a Tool of
+// their own (extra, nil for most tools), and builds light tools per
+// response (entry.lightInto; a response's tools in one allocation).
 //
 // In-process callers of the RPC methods get full tools (full); the gRPC
 // handlers registered by RegisterDiscoveryService send light tools as they
 // are.
 
-// entry is one registered tool.
+// entry is one registered tool. Its fields are set by buildEntry and never
+// modified afterwards, except hosts (under Server.mu) and the lazily built
+// schemaText and check.
 type entry struct {
-	tool   *tooldexv1.Tool // light (see above), with source and loading set; never mutated
-	schema *lazySchema     // nil when the tool has no input schema
-	// The tool's model-facing text, rendered once at registration rather
-	// than on every search: its description's first line and its
-	// parameter summary.
-	oneLine, params string
+	name string
+	// text is the description followed by the parameter summary rendered
+	// for Search (description = text[:descLen]), and wire is the light
+	// tool's unknown fields: those the tool was registered with, then
+	// input_schema's wire bytes. Both are one allocation (see buildEntry).
+	text string
+	wire []byte
+	// source is interned (Server.sources).
+	source *tooldexv1.ToolSource
+	// extra holds the fields few tools set: search_hint, always_load,
+	// annotations, aliases, and an input schema that could not be encoded
+	// (see encodeSchema). It is nil when the tool sets none of them and
+	// has no unknown fields of its own (so wire is the schema's bytes
+	// alone).
+	extra *tooldexv1.Tool
+	// hosts are the host sessions serving the tool. A tool a host
+	// registered (source origin HOST) leaves the catalog with its last
+	// host; one a frontend or catalog registered stays.
+	hosts map[string]bool
 	// schemaText is the input schema as compact JSON ("" when the tool has
 	// none), for select: and Discover text and for the JSON schema view
 	// (SCHEMA_VIEW_JSON, view.go). It is rendered from the stored wire
@@ -49,77 +75,109 @@ type entry struct {
 	// tools that are asked for pay for a copy, and a replaced tool is a
 	// new entry, so the copy goes with the old one.
 	schemaText atomic.Pointer[string]
-	// doc is what the index needs, kept from registration until put.
-	doc *index.Doc
-	// hosts are the host sessions serving the tool. A tool a host
-	// registered (source origin HOST) leaves the catalog with its last
-	// host; one a frontend or catalog registered stays.
-	hosts map[string]bool
+	// check is the compiled validator and the fast-path checker, made by
+	// the tool's first Execute (entry.checker); nil until then.
+	check   atomic.Pointer[lazySchema]
+	loading tooldexv1.Loading
+	// descLen is the description's length; lineOff and lineLen place the
+	// description's first line (oneLine) in it, and lineCut says it was
+	// cut (rendered with "…" after it). Registration caps descriptions at
+	// MaxDescription bytes, which 16 bits hold.
+	descLen, lineOff, lineLen uint16
+	lineCut                   bool
+	// hasSchema says the tool has an input schema: Execute validates
+	// parameters against it.
+	hasSchema bool
 }
+
+// Entry offsets are 16 bits: this fails to compile if registration
+// accepts longer descriptions.
+const _ = uint16(MaxDescription)
+
+func (e *entry) description() string { return e.text[:e.descLen] }
+
+// params is the parameter summary rendered for Search (ParamSummary).
+func (e *entry) params() string { return e.text[e.descLen:] }
+
+func (e *entry) searchHint() string { return e.extra.GetSearchHint() }
+func (e *entry) aliases() []string  { return e.extra.GetAliases() }
+func (e *entry) idempotent() bool   { return e.extra.GetAnnotations().GetIdempotent() }
 
 // hostOwned reports whether the tool came from a tool host.
-func (e *entry) hostOwned() bool {
-	return e.tool.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST
+func (e *entry) hostOwned() bool { return e.source.GetOrigin() == tooldexv1.Origin_ORIGIN_HOST }
+
+// lineText is the description's first line as Search shows it, without
+// the "…" of a cut one (see oneLineSpan).
+func (e *entry) lineText() string { return e.description()[e.lineOff : e.lineOff+e.lineLen] }
+
+// oneLineLen bounds the length of the first line as Search shows it.
+func (e *entry) oneLineLen() int { return int(e.lineLen) + len(ellipsis) }
+
+// appendOneLine appends the description's first line as Search shows it.
+func (e *entry) appendOneLine(b []byte) []byte {
+	b = append(b, e.lineText()...)
+	if e.lineCut {
+		b = append(b, ellipsis...)
+	}
+	return b
 }
 
-// inputSchemaField is Tool.input_schema's field number.
-const inputSchemaField = 4
+// oneLine returns the description's first line as oneLine renders it.
+func (e *entry) oneLine() string {
+	if e.lineCut {
+		return e.lineText() + ellipsis
+	}
+	return e.lineText()
+}
 
-// lightCopy returns a light copy of t (t is not modified): every field but
-// input_schema copied, and the schema encoded from t's Struct, which is
-// read, not cloned (registering a catalog made a garbage Struct tree per
-// tool otherwise). Unknown fields t carries are kept, before the schema's.
-// A schema that cannot be encoded (invalid UTF-8 in a string, which only an
-// in-process caller can send: gRPC refuses such messages) is kept as a
-// Struct.
-func lightCopy(t *tooldexv1.Tool) *tooldexv1.Tool {
-	s := t.GetInputSchema()
-	if s == nil {
-		return proto.CloneOf(t)
-	}
-	opts := proto.MarshalOptions{Deterministic: true}
-	n := opts.Size(s)
-	unknown := t.ProtoReflect().GetUnknown()
-	raw := make([]byte, 0, len(unknown)+protowire.SizeTag(inputSchemaField)+protowire.SizeBytes(n)) // exactly: it is kept
-	raw = append(raw, unknown...)
-	raw = protowire.AppendTag(raw, inputSchemaField, protowire.BytesType)
-	raw = protowire.AppendVarint(raw, uint64(n))
-	raw, err := opts.MarshalAppend(raw, s)
-	if err != nil || len(raw) != cap(raw) {
-		return proto.CloneOf(t)
-	}
-	c := &tooldexv1.Tool{}
-	dst := c.ProtoReflect()
-	t.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Number() == inputSchemaField:
-		case fd.IsList():
-			l := dst.Mutable(fd).List()
-			for i := range v.List().Len() {
-				l.Append(cloneValue(fd, v.List().Get(i)))
-			}
-		case fd.IsMap():
-			m := dst.Mutable(fd).Map()
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				m.Set(k, cloneValue(fd.MapValue(), mv))
-				return true
-			})
-		default:
-			dst.Set(fd, cloneValue(fd, v))
+// lightInto sets t, a zero Tool, to the entry's light tool (see above);
+// withSchema false leaves input_schema out. t shares the entry's strings,
+// messages and bytes: it is only to be marshalled or copied.
+func (e *entry) lightInto(t *tooldexv1.Tool, withSchema bool) {
+	t.Name = e.name
+	t.Description = e.description()
+	t.Source = e.source
+	t.Loading = e.loading
+	if x := e.extra; x != nil {
+		t.SearchHint = x.SearchHint
+		t.AlwaysLoad = x.AlwaysLoad
+		t.Annotations = x.Annotations
+		t.Aliases = x.Aliases
+		if withSchema {
+			t.InputSchema = x.InputSchema
 		}
-		return true
-	})
-	dst.SetUnknown(protoreflect.RawFields(raw))
-	return c
+	}
+	u := e.wire
+	if !withSchema && len(u) > 0 {
+		u = nil
+		if e.extra != nil { // the tool's own unknown fields may come first
+			u = withoutSchema(e.wire)
+		}
+	}
+	if len(u) > 0 {
+		t.ProtoReflect().SetUnknown(u)
+	}
 }
 
-// cloneValue deep-copies a singular value of field fd (messages are
-// cloned; scalars and strings are immutable).
-func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
-	if fd.Message() != nil {
-		return protoreflect.ValueOfMessage(proto.Clone(v.Message().Interface()).ProtoReflect())
+// light returns the entry's light tool (see lightInto).
+func (e *entry) light() *tooldexv1.Tool {
+	t := &tooldexv1.Tool{}
+	e.lightInto(t, true)
+	return t
+}
+
+// full returns the tool as registered, with its input schema as a Struct.
+// The caller owns the result.
+func (e *entry) full() *tooldexv1.Tool {
+	return fullTool(e.light())
+}
+
+// inputSchema decodes the entry's input schema; nil when it has none.
+func (e *entry) inputSchema() *structpb.Struct {
+	if s := e.extra.GetInputSchema(); s != nil {
+		return s // kept as a Struct (see encodeSchema)
 	}
-	return v
+	return decodeSchema(e.name, e.wire)
 }
 
 // schemaJSON returns the tool's input schema as compact JSON, rendered
@@ -129,59 +187,182 @@ func (e *entry) schemaJSON() string {
 		return *p
 	}
 	var js string
-	if s := inputSchema(e.tool); s != nil {
+	if s := e.inputSchema(); s != nil {
 		js = schemaJSON(s)
 	}
 	e.schemaText.Store(&js)
 	return js
 }
 
-// lightTool returns a light copy of t (see lightCopy).
-func lightTool(t *tooldexv1.Tool) *tooldexv1.Tool { return lightCopy(t) }
-
-// sources interns tool sources: most tools of a catalog share one, and a
-// stored tool's source is never modified.
-type sources struct {
-	mu sync.Mutex
-	m  map[sourceKey]*tooldexv1.ToolSource
+// sameDefinition reports whether two entries define the same tool,
+// whoever registered them (source and loading aside).
+func (e *entry) sameDefinition(o *entry) bool {
+	return e.name == o.name && e.description() == o.description() && string(e.wire) == string(o.wire) &&
+		proto.Equal(e.extraOrZero(), o.extraOrZero())
 }
 
-type sourceKey struct {
-	origin tooldexv1.Origin
-	id     string
+// equal reports whether two entries hold the same light tool.
+func (e *entry) equal(o *entry) bool {
+	return e.sameDefinition(o) && e.loading == o.loading && proto.Equal(e.source, o.source)
 }
 
-// intern returns the shared source equal to src (nil for nil). src must
-// not be modified afterwards, nor the result.
-func (ss *sources) intern(src *tooldexv1.ToolSource) *tooldexv1.ToolSource {
-	if src == nil || len(src.ProtoReflect().GetUnknown()) > 0 {
-		return src
+var zeroTool = &tooldexv1.Tool{}
+
+func (e *entry) extraOrZero() *tooldexv1.Tool {
+	if e.extra == nil {
+		return zeroTool
 	}
-	k := sourceKey{src.GetOrigin(), src.GetId()}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if v := ss.m[k]; v != nil {
-		return v
-	}
-	if ss.m == nil {
-		ss.m = make(map[sourceKey]*tooldexv1.ToolSource)
-	}
-	if len(ss.m) < 4096 { // a bound: sources are few, ids should not be
-		ss.m[k] = src
-	}
-	return src
+	return e.extra
 }
 
-// full returns the tool as registered, with its input schema as a Struct.
-// The caller owns the result.
-func (e *entry) full() *tooldexv1.Tool {
-	return fullTool(e.tool)
+// inputSchemaField is Tool.input_schema's field number.
+const inputSchemaField = 4
+
+// prepared is what registration derives from a valid tool before building
+// its entry (prepareTool): the work that makes garbage, done for a whole
+// batch before anything the catalog keeps is allocated (buildEntry), so
+// that kept objects are not interleaved with the garbage (resident memory,
+// docs/BENCHMARKS.md).
+type prepared struct {
+	// paramText is the index's parameter text (index.ParamText).
+	paramText string
+	// summary is the parameter summary for Search (ParamSummary).
+	summary string
+	// wireFrom and wireTo place input_schema's wire bytes in the buffer
+	// prepareTool appended them to; wireFrom == wireTo when the tool has
+	// no schema or it cannot be encoded (see encodeSchema).
+	wireFrom, wireTo int
+	// hasSchema says the tool has an input schema.
+	hasSchema bool
+}
+
+// wire returns input_schema's wire bytes in buf (nil when none).
+func (p *prepared) wire(buf []byte) []byte {
+	if p.wireFrom == p.wireTo {
+		return nil
+	}
+	return buf[p.wireFrom:p.wireTo]
+}
+
+// prepareTool prepares a valid tool; doc is its input schema decoded (nil
+// when it has none). The schema's wire bytes are appended to buf, a
+// scratch buffer (one per batch).
+func prepareTool(t *tooldexv1.Tool, doc map[string]any, buf []byte) (prepared, []byte) {
+	var p prepared
+	s := t.GetInputSchema()
+	if s == nil {
+		return p, buf
+	}
+	p.hasSchema = true
+	if doc == nil {
+		doc = s.AsMap()
+	}
+	p.paramText = index.ParamText(doc)
+	p.summary = ParamSummary(s)
+	p.wireFrom = len(buf)
+	buf = encodeSchema(buf, s)
+	p.wireTo = len(buf)
+	return p, buf
+}
+
+// encodeSchema appends input_schema's wire bytes (tag, length, the Struct
+// marshalled deterministically) to buf, or nothing for a schema that cannot
+// be encoded (invalid UTF-8 in a string, which only an in-process caller
+// can send: gRPC refuses such messages): the catalog keeps that one as a
+// Struct.
+func encodeSchema(buf []byte, s *structpb.Struct) []byte {
+	opts := proto.MarshalOptions{Deterministic: true}
+	n := opts.Size(s)
+	start := len(buf)
+	buf = protowire.AppendTag(buf, inputSchemaField, protowire.BytesType)
+	buf = protowire.AppendVarint(buf, uint64(n))
+	body := len(buf)
+	buf, err := opts.MarshalAppend(buf, s)
+	if err != nil || len(buf)-body != n {
+		return buf[:start]
+	}
+	return buf
+}
+
+// makeEntry allocates the catalog entry of a valid tool t from what
+// prepareTool derived into buf. It allocates only what the entry keeps; t
+// is not kept, nor is anything of it shared but strings of rarely set
+// fields (search hint, aliases).
+func makeEntry(t *tooldexv1.Tool, p prepared, buf []byte, src *tooldexv1.ToolSource, loading tooldexv1.Loading) *entry {
+	wire := p.wire(buf)
+	desc := t.GetDescription()
+	unknown := t.ProtoReflect().GetUnknown()
+	e := &entry{
+		name:      strings.Clone(t.GetName()), // not the request's: it sits among garbage
+		source:    src,
+		loading:   loading,
+		hasSchema: p.hasSchema,
+		descLen:   uint16(len(desc)),
+	}
+	e.lineOff, e.lineLen, e.lineCut = oneLineSpan(desc)
+	// The description, the summary and the wire bytes in one allocation:
+	// they live and die together. The text part is read as a string
+	// (unsafe.String): nothing writes to the block after this function,
+	// and the wire part is the block's tail, sliced to its end, so an
+	// append to a light tool's unknown fields (proto never does one on a
+	// message it marshals) reallocates instead of writing into the text.
+	if n := len(desc) + len(p.summary) + len(unknown) + len(wire); n > 0 {
+		block := make([]byte, 0, n)
+		block = append(block, desc...)
+		block = append(block, p.summary...)
+		textLen := len(block)
+		block = append(block, unknown...)
+		block = append(block, wire...)
+		if textLen > 0 {
+			e.text = unsafe.String(&block[0], textLen)
+		}
+		if len(block) > textLen {
+			e.wire = block[textLen:len(block):len(block)]
+		}
+	}
+	if t.GetSearchHint() != "" || t.GetAlwaysLoad() || t.GetAnnotations() != nil || len(t.GetAliases()) > 0 ||
+		len(unknown) > 0 || p.hasSchema && wire == nil {
+		x := &tooldexv1.Tool{
+			SearchHint:  t.GetSearchHint(),
+			AlwaysLoad:  t.GetAlwaysLoad(),
+			Annotations: cloneOrNil(t.GetAnnotations()),
+			Aliases:     slices.Clone(t.GetAliases()),
+		}
+		if len(x.Aliases) == 0 {
+			x.Aliases = nil
+		}
+		if p.hasSchema && wire == nil {
+			x.InputSchema = proto.CloneOf(t.GetInputSchema())
+		}
+		e.extra = x
+	}
+	return e
+}
+
+func cloneOrNil[M proto.Message](m M) M {
+	if m.ProtoReflect().IsValid() {
+		return proto.CloneOf(m)
+	}
+	return m
+}
+
+// indexDoc is what the index needs of an entry; paramText is its input
+// schema's parameter text (index.ParamText).
+func (e *entry) indexDoc(paramText string) index.Doc {
+	return index.Doc{
+		Name:        e.name,
+		Aliases:     e.aliases(),
+		Description: e.description(),
+		SearchHint:  e.searchHint(),
+		Params:      paramText,
+		Core:        e.loading == tooldexv1.Loading_LOADING_CORE,
+	}
 }
 
 func fullTool(light *tooldexv1.Tool) *tooldexv1.Tool {
 	t := proto.CloneOf(light)
 	if t.InputSchema == nil {
-		t.InputSchema = inputSchema(light)
+		t.InputSchema = decodeSchema(light.GetName(), light.ProtoReflect().GetUnknown())
 	}
 	t.ProtoReflect().SetUnknown(withoutSchema(light.ProtoReflect().GetUnknown()))
 	return t
@@ -208,12 +389,9 @@ func withoutSchema(raw protoreflect.RawFields) protoreflect.RawFields {
 	return out
 }
 
-// inputSchema decodes a light tool's input schema; nil when it has none.
-func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
-	if s := light.GetInputSchema(); s != nil {
-		return s // kept as a Struct (see lightTool)
-	}
-	raw := light.ProtoReflect().GetUnknown()
+// decodeSchema decodes the input schema in a light tool's unknown fields;
+// nil when there is none.
+func decodeSchema(name string, raw []byte) *structpb.Struct {
 	for len(raw) > 0 {
 		num, typ, n := protowire.ConsumeTag(raw)
 		if n < 0 {
@@ -227,7 +405,7 @@ func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
 			}
 			s := &structpb.Struct{}
 			if err := proto.Unmarshal(b, s); err != nil {
-				panic(fmt.Sprintf("tooldex: decode stored schema of %q: %v", light.GetName(), err)) // it was encoded here
+				panic(fmt.Sprintf("tooldex: decode stored schema of %q: %v", name, err)) // it was encoded here
 			}
 			return s
 		}
@@ -240,13 +418,62 @@ func inputSchema(light *tooldexv1.Tool) *structpb.Struct {
 	return nil
 }
 
-// lazySchema is a tool's input schema, compiled on first use. Registration
-// compiles every schema once to reject invalid ones, then drops the result:
-// a compiled validator costs many times the schema's size, and Execute only
-// needs it for schemas the fast path (fastcheck.go) does not handle or for
-// parameters the fast path does not accept.
+// sources interns tool sources: most tools of a catalog share one, and a
+// stored tool's source is never modified.
+type sources struct {
+	mu sync.Mutex
+	m  map[sourceKey]*tooldexv1.ToolSource
+}
+
+type sourceKey struct {
+	origin tooldexv1.Origin
+	id     string
+}
+
+// source returns the stored source of a tool registered with src (nil
+// when absent) by origin: origin (with id, when not empty) replaces an
+// unset origin, and a host's always. Sources without unknown fields are
+// shared; src is not kept (a new one is made when none is shared yet).
+func (ss *sources) source(src *tooldexv1.ToolSource, origin tooldexv1.Origin, id string) *tooldexv1.ToolSource {
+	o, sid := src.GetOrigin(), src.GetId()
+	set := o == tooldexv1.Origin_ORIGIN_UNSPECIFIED || origin == tooldexv1.Origin_ORIGIN_HOST
+	if set {
+		o = origin
+		if id != "" {
+			sid = id
+		}
+	}
+	if len(src.ProtoReflect().GetUnknown()) > 0 {
+		c := proto.CloneOf(src)
+		c.Origin, c.Id = o, sid
+		return c
+	}
+	if src == nil && !set {
+		return nil
+	}
+	k := sourceKey{o, sid}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if v := ss.m[k]; v != nil {
+		return v
+	}
+	v := &tooldexv1.ToolSource{Origin: o, Id: strings.Clone(sid)}
+	if ss.m == nil {
+		ss.m = make(map[sourceKey]*tooldexv1.ToolSource)
+	}
+	if len(ss.m) < 4096 { // a bound: sources are few, ids should not be
+		ss.m[sourceKey{o, v.Id}] = v
+	}
+	return v
+}
+
+// lazySchema is a tool's input schema compiled, and its fast-path checker,
+// made on first use. Registration compiles every schema once to reject
+// invalid ones, then drops the result: a compiled validator costs many
+// times the schema's size, and Execute only needs it for schemas the fast
+// path (fastcheck.go) does not handle or for parameters the fast path does
+// not accept.
 type lazySchema struct {
-	tool *tooldexv1.Tool // light
 	once sync.Once
 	sch  *jsonschema.Schema
 	err  error
@@ -257,24 +484,37 @@ type lazySchema struct {
 	fast     *fastCheck
 }
 
+// checker returns the entry's lazySchema, making it on first use; the
+// entry must have a schema.
+func (e *entry) checker() *lazySchema {
+	if l := e.check.Load(); l != nil {
+		return l
+	}
+	l := &lazySchema{}
+	if e.check.CompareAndSwap(nil, l) {
+		return l
+	}
+	return e.check.Load()
+}
+
 // fastChecker returns the schema's fast-path checker, building it on first
 // use; nil when the schema is not simple enough for one.
-func (l *lazySchema) fastChecker() *fastCheck {
+func (l *lazySchema) fastChecker(e *entry) *fastCheck {
 	l.fastOnce.Do(func() {
-		if s := inputSchema(l.tool); s != nil {
+		if s := e.inputSchema(); s != nil {
 			l.fast = newFastCheck(s.AsMap())
 		}
 	})
 	return l.fast
 }
 
-// Validate validates instance against the schema, compiling it first if
+// Validate validates instance against e's schema, compiling it first if
 // this is its first use.
-func (l *lazySchema) Validate(instance any) error {
+func (l *lazySchema) Validate(e *entry, instance any) error {
 	l.once.Do(func() {
-		s := inputSchema(l.tool)
+		s := e.inputSchema()
 		if s == nil {
-			l.err = fmt.Errorf("tool %q: stored input schema is missing", l.tool.GetName())
+			l.err = fmt.Errorf("tool %q: stored input schema is missing", e.name)
 			return
 		}
 		l.sch, l.err = compileSchema(s.AsMap())
@@ -283,21 +523,4 @@ func (l *lazySchema) Validate(instance any) error {
 		return l.err
 	}
 	return l.sch.Validate(instance)
-}
-
-// docOf converts a tool to what the index needs; schema is its input
-// schema decoded (nil when it has none).
-func docOf(t *tooldexv1.Tool, schema map[string]any) index.Doc {
-	var params string
-	if schema != nil {
-		params = index.ParamText(schema)
-	}
-	return index.Doc{
-		Name:        t.GetName(),
-		Aliases:     t.GetAliases(),
-		Description: t.GetDescription(),
-		SearchHint:  t.GetSearchHint(),
-		Params:      params,
-		Core:        t.GetLoading() == tooldexv1.Loading_LOADING_CORE,
-	}
 }

@@ -11,7 +11,9 @@ import (
 
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -19,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/index"
 )
 
 // twoPaths serves one Server both ways: with the standard generated
@@ -336,23 +339,27 @@ func FuzzLightTool(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if len(desc) > MaxDescription {
+			return
+		}
 		tl := &tooldexv1.Tool{Name: "t", Description: desc, InputSchema: s, Loading: tooldexv1.Loading_LOADING_DEFERRED}
-		l := lightTool(tl)
-		if l.InputSchema != nil && proto.Size(s) > 0 {
+		p, buf := prepareTool(tl, nil, nil)
+		e := makeEntry(tl, p, buf, nil, tl.GetLoading())
+		if l := e.light(); l.InputSchema != nil && proto.Size(s) > 0 {
 			if _, err := proto.Marshal(s); err == nil {
 				t.Fatal("light tool keeps an encodable Struct")
 			}
 		}
-		if got := fullTool(l); !proto.Equal(got, tl) {
+		if got := e.full(); !proto.Equal(got, tl) {
 			t.Fatalf("full(light(t)) != t")
 		}
-		if got := inputSchema(l); !proto.Equal(got, s) {
+		if got := e.inputSchema(); !proto.Equal(got, s) {
 			t.Fatalf("inputSchema(light(t)) != schema")
 		}
-		for _, view := range []tooldexv1.SchemaView{viewJSON, viewNone} {
-			res := []*tooldexv1.SearchResult{{Tool: l}}
-			applyView(res, []*entry{{tool: l}}, view)
-			checkToolView(t, "light tool", view, res[0].GetTool(), tl)
+		for _, view := range []tooldexv1.SchemaView{viewJSON, viewNone, viewStruct} {
+			var got tooldexv1.Tool
+			viewTool(&got, e, view)
+			checkToolView(t, "light tool", view, fullTool(&got), tl)
 		}
 	})
 }
@@ -379,6 +386,231 @@ func TestLightToolKeepsUnknownFields(t *testing.T) {
 		}
 		if !proto.Equal(got.GetInputSchema(), tl.GetInputSchema()) || got.GetDescription() != "d" {
 			t.Errorf("%s: got %v", name, got)
+		}
+	}
+}
+
+// storedToolCases are tools of every shape the catalog stores differently:
+// no schema, an empty one, fields only extra holds, unknown fields (the
+// tool's and its source's), a schema only an in-process caller can send
+// (invalid UTF-8: kept as a Struct), a description cut for Search.
+func storedToolCases(t *testing.T) []*tooldexv1.Tool {
+	t.Helper()
+	future := protowire.AppendVarint(protowire.AppendTag(nil, 100, protowire.VarintType), 7)
+	withUnknown := &tooldexv1.Tool{Name: "unknown_fields", Description: "has fields from the future",
+		InputSchema: mustStruct(t, `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)}
+	withUnknown.ProtoReflect().SetUnknown(future)
+	unknownNoSchema := &tooldexv1.Tool{Name: "unknown_no_schema", Description: "future, no schema"}
+	unknownNoSchema.ProtoReflect().SetUnknown(future)
+	src := &tooldexv1.ToolSource{Origin: tooldexv1.Origin_ORIGIN_MCP, Id: "srv"}
+	src.ProtoReflect().SetUnknown(future)
+	badUTF8 := mustStruct(t, `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)
+	badUTF8.Fields["description"] = structpb.NewStringValue("bad \xff utf-8")
+	return []*tooldexv1.Tool{
+		{Name: "no_schema", Description: "takes nothing"},
+		{Name: "no_description", InputSchema: mustStruct(t, `{"type":"object"}`)},
+		{Name: "empty_schema", Description: "d", InputSchema: &structpb.Struct{}},
+		withUnknown,
+		unknownNoSchema,
+		{Name: "source_unknown", Description: "d", Source: src},
+		{Name: "bad_utf8", Description: "in-process only", InputSchema: badUTF8},
+		{Name: "extras", Description: "  \n  lead\tspace\nsecond", SearchHint: "hint words", AlwaysLoad: true,
+			Annotations: &tooldexv1.ToolAnnotations{Title: "T", Idempotent: true}, Aliases: []string{"extras_alias"},
+			Source: &tooldexv1.ToolSource{Origin: tooldexv1.Origin_ORIGIN_CATALOG, Id: "cat"}},
+		{Name: "long", Description: strings.Repeat("word ", 100) + "\nmore", InputSchema: mustStruct(t, `{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":["string","null"]}},"required":["n"]}`)},
+	}
+}
+
+// TestStoredTools registers tools of every stored shape in-process, then
+// checks ListTools gives each back as registered, that re-registering is
+// UNCHANGED, replacing UPDATED (and Execute validates against the new
+// schema), and removing takes the tool out of listings and search.
+func TestStoredTools(t *testing.T) {
+	s := New(Config{Logger: zaptest.NewLogger(t)})
+	ctx := t.Context()
+	tools := storedToolCases(t)
+	want := func(tl *tooldexv1.Tool) *tooldexv1.Tool {
+		w := proto.CloneOf(tl)
+		if w.Source == nil {
+			w.Source = &tooldexv1.ToolSource{}
+		}
+		if w.Source.Origin == tooldexv1.Origin_ORIGIN_UNSPECIFIED {
+			w.Source.Origin = tooldexv1.Origin_ORIGIN_FRONTEND
+		}
+		w.Loading = s.policy.loading(tl)
+		return w
+	}
+	check := func(what string, tools []*tooldexv1.Tool) {
+		t.Helper()
+		resp, err := s.ListTools(ctx, &tooldexv1.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(map[string]*tooldexv1.Tool)
+		for _, tl := range resp.GetTools() {
+			got[tl.GetName()] = tl
+		}
+		if len(got) != len(tools) {
+			t.Fatalf("%s: %d tools listed, want %d", what, len(got), len(tools))
+		}
+		for _, tl := range tools {
+			if g := got[tl.GetName()]; !proto.Equal(g, want(tl)) {
+				t.Errorf("%s: %s listed as\n%v\nwant\n%v", what, tl.GetName(), g, want(tl))
+			}
+		}
+	}
+	outcomes := func(resp *tooldexv1.RegisterToolsResponse, err error) []tooldexv1.RegisterOutcome {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []tooldexv1.RegisterOutcome
+		for _, r := range resp.GetResults() {
+			out = append(out, r.GetOutcome())
+		}
+		return out
+	}
+	for _, o := range outcomes(s.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: tools})) {
+		if o != tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED {
+			t.Fatalf("first registration: %v", o)
+		}
+	}
+	check("registered", tools)
+	for i, o := range outcomes(s.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: tools})) {
+		// bad_utf8's Struct compares unequal to itself only if it held NaN.
+		if o != tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED {
+			t.Errorf("again: %s %v, want UNCHANGED", tools[i].GetName(), o)
+		}
+	}
+
+	// Execute checks parameters against the stored schema (no host serves
+	// the tool: valid parameters end UNAVAILABLE).
+	exec := func(name, params string) codes.Code {
+		_, err := s.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: name, ParamsJson: params})
+		return status.Code(err)
+	}
+	if c := exec("long", `{"n":1}`); c != codes.Unavailable {
+		t.Errorf("long {n:1}: %v, want Unavailable", c)
+	}
+	if c := exec("long", `{"n":"x"}`); c != codes.InvalidArgument {
+		t.Errorf("long {n:x}: %v, want InvalidArgument", c)
+	}
+	if c := exec("bad_utf8", `{}`); c != codes.InvalidArgument {
+		t.Errorf("bad_utf8 {}: %v, want InvalidArgument (a is required)", c)
+	}
+
+	// Replace every tool with a changed definition.
+	changed := make([]*tooldexv1.Tool, len(tools))
+	for i, tl := range tools {
+		c := proto.CloneOf(tl)
+		c.Description += " (v2)"
+		if c.GetName() == "long" {
+			c.InputSchema = mustStruct(t, `{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]}`)
+		}
+		changed[i] = c
+	}
+	for i, o := range outcomes(s.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: changed})) {
+		if o != tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED {
+			t.Errorf("changed: %s %v, want UPDATED", changed[i].GetName(), o)
+		}
+	}
+	check("replaced", changed)
+	if c := exec("long", `{"n":"x"}`); c != codes.Unavailable {
+		t.Errorf("replaced long {n:x}: %v, want Unavailable", c)
+	}
+	if c := exec("long", `{"n":1}`); c != codes.InvalidArgument {
+		t.Errorf("replaced long {n:1}: %v, want InvalidArgument", c)
+	}
+	resp, err := s.Search(ctx, &tooldexv1.SearchRequest{Query: "select:long,no_schema,extras"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resp.GetText(), `"n":{"type":"string"}`) || strings.Contains(resp.GetText(), `"integer"`) {
+		t.Errorf("select: text after replacing long:\n%s", resp.GetText())
+	}
+
+	// Remove half.
+	var names []string
+	for _, tl := range changed[:len(changed)/2] {
+		names = append(names, tl.GetName())
+	}
+	if _, err := s.UnregisterTools(ctx, &tooldexv1.UnregisterToolsRequest{Names: names}); err != nil {
+		t.Fatal(err)
+	}
+	check("removed", changed[len(changed)/2:])
+	resp, err = s.Search(ctx, &tooldexv1.SearchRequest{Query: "select:" + strings.Join(names, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetResults()) != 0 || len(resp.GetNotFound()) != len(names) {
+		t.Errorf("select: of removed tools: %d results, not found %q", len(resp.GetResults()), resp.GetNotFound())
+	}
+}
+
+// TestStoredToolsOverGRPC checks that the light tools the fast handlers
+// send decode to the registered tools, for every stored shape gRPC can
+// carry (not invalid UTF-8), in every schema view.
+func TestStoredToolsOverGRPC(t *testing.T) {
+	s := New(Config{Logger: zaptest.NewLogger(t)})
+	standard, fast := twoPaths(t, s)
+	var tools []*tooldexv1.Tool
+	var names []string
+	for _, tl := range storedToolCases(t) {
+		if tl.GetName() != "bad_utf8" {
+			tl.AlwaysLoad = false // select: lists deferred tools only
+			tools = append(tools, tl)
+			names = append(names, tl.GetName())
+		}
+	}
+	if _, err := s.RegisterTools(t.Context(), &tooldexv1.RegisterToolsRequest{Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	for _, view := range []tooldexv1.SchemaView{viewStruct, viewJSON, viewNone} {
+		var texts []string
+		for _, c := range []tooldexv1.DiscoveryServiceClient{standard, fast} {
+			resp, err := c.Search(t.Context(), &tooldexv1.SearchRequest{Query: "select:" + strings.Join(names, ","), SchemaView: view})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.GetResults()) != len(tools) {
+				t.Fatalf("view %v: %d results, want %d", view, len(resp.GetResults()), len(tools))
+			}
+			for i, r := range resp.GetResults() {
+				w := proto.CloneOf(tools[i])
+				w.Source = r.GetTool().GetSource()
+				w.Loading = tooldexv1.Loading_LOADING_DEFERRED
+				checkToolView(t, "select:", view, r.GetTool(), w)
+				if view == viewStruct && !proto.Equal(r.GetTool(), w) {
+					t.Errorf("%s: got %v, want %v", w.GetName(), r.GetTool(), w)
+				}
+			}
+			texts = append(texts, resp.GetText())
+		}
+		if texts[0] != texts[1] {
+			t.Errorf("view %v: texts differ between the handlers", view)
+		}
+	}
+}
+
+// TestValidatedSchemaDoc checks that the schema validateTool decodes (and
+// compiles) gives the index the parameter text a fresh decoding does: the
+// compiler must not have changed it.
+func TestValidatedSchemaDoc(t *testing.T) {
+	for _, js := range hostileSchemas() {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			t.Fatal(err)
+		}
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := validateTool(&ValidationError{}, "t", &tooldexv1.Tool{Name: "t", InputSchema: s})
+		if doc == nil {
+			continue
+		}
+		if got, want := index.ParamText(doc), index.ParamText(s.AsMap()); got != want {
+			t.Errorf("schema %.60s: param text after compiling %q, want %q", js, got, want)
 		}
 	}
 }

@@ -52,17 +52,19 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if e == nil {
 		return nil, "not_found", "", fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
 	}
-	name := e.tool.GetName()
+	name := e.name
 	params, instance, err := decodeParams(req)
 	if err != nil {
 		return nil, "invalid", "", err
 	}
-	if e.schema != nil && !fastValid(e.schema.fastChecker(), params, instance) {
-		if instance == nil {
-			instance = params.structured.AsMap()
-		}
-		if err := e.schema.Validate(instance); err != nil {
-			return nil, "invalid", "", paramViolations(err)
+	if e.hasSchema {
+		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
+			if instance == nil {
+				instance = params.structured.AsMap()
+			}
+			if err := l.Validate(e, instance); err != nil {
+				return nil, "invalid", "", paramViolations(err)
+			}
 		}
 	}
 	caller := req.GetCaller()
@@ -93,7 +95,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	}
 	res, err := s.reg.Call(ctx, registry.Call{
 		Tool: name, Params: params, Caller: caller, Deadline: deadline,
-		Idempotent: e.tool.GetAnnotations().GetIdempotent(),
+		Idempotent: e.idempotent(),
 	})
 	if err != nil {
 		return nil, callOutcome(err), "", err
@@ -128,7 +130,7 @@ func (s *Server) lookup(name string) *entry {
 		return e
 	}
 	for _, e := range s.tools {
-		for _, a := range e.tool.GetAliases() {
+		for _, a := range e.aliases() {
 			if a == name {
 				return e
 			}

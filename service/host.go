@@ -219,7 +219,7 @@ func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*
 		res := &tooldexv1.HostToolResult{Name: t.GetName()}
 		results[i] = res
 		ve := &ValidationError{}
-		e := s.newEntry(ve, fmt.Sprintf("tools[%d]", i), t, tooldexv1.Origin_ORIGIN_HOST, sess.HostID())
+		e, paramText := s.validEntry(ve, fmt.Sprintf("tools[%d]", i), t, tooldexv1.Origin_ORIGIN_HOST, sess.HostID())
 		if ve.err() != nil {
 			res.Rejected = "invalid: " + ve.Error()
 			continue
@@ -229,26 +229,26 @@ func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*
 		switch {
 		case old == nil:
 			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
-		case sameDefinition(old.tool, e.tool):
+		case old.sameDefinition(e):
 			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
 			e = old
 		case old.hostOwned() && (len(old.hosts) == 0 || len(old.hosts) == 1 && old.hosts[sess.ID()]):
 			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
 		default:
-			res.Rejected = fmt.Sprintf("name taken: %q is registered by %s with a different definition", name, describeSource(old.tool.GetSource()))
+			res.Rejected = fmt.Sprintf("name taken: %q is registered by %s with a different definition", name, describeSource(old.source))
 			continue
 		}
 		if e != old {
 			if old != nil {
 				e.hosts = old.hosts
 			}
-			s.put(e)
+			s.put(e, paramText)
 		}
 		if e.hosts == nil {
 			e.hosts = make(map[string]bool)
 		}
 		e.hosts[sess.ID()] = true
-		served = append(served, name)
+		served = append(served, e.name) // the entry's copy, not the request's
 	}
 	sess.AddTools(served...)
 	return results

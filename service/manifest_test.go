@@ -114,7 +114,7 @@ func TestExecuteAcceptsGeminiMappedName(t *testing.T) {
 	if mapped == "" || mapped == "2fa_generate" {
 		t.Fatalf("gemini mappings = %v, want one for 2fa_generate", m.GetNameMappings())
 	}
-	if e := s.lookup(mapped); e == nil || e.tool.GetName() != "2fa_generate" {
+	if e := s.lookup(mapped); e == nil || e.name != "2fa_generate" {
 		t.Errorf("lookup(%q) = %v, want 2fa_generate", mapped, e)
 	}
 }

@@ -202,14 +202,13 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 		}
 	}
 	var entries []*entry
-	resp.Results, entries = s.lightResults(hits) // light: see catalog.go
+	resp.Results, entries = s.lightResults(hits, req.GetSchemaView()) // light: see catalog.go
 	names := make([]string, len(resp.Results))
 	for i, r := range resp.Results {
 		names[i] = r.GetTool().GetName()
 	}
 	s.sessions.record(req.GetSessionId(), names)
 	resp.Text = renderPrefetch(resp.Results, entries)
-	applyView(resp.Results, entries, req.GetSchemaView())
 	return resp, nil
 }
 
@@ -258,7 +257,7 @@ func renderPrefetch(results []*tooldexv1.SearchResult, entries []*entry) string 
 	var b strings.Builder
 	b.WriteString("The following tools were discovered as relevant to your task. Use ExecuteTool to invoke any of them by name:\n")
 	for i, r := range results {
-		d := entries[i].oneLine
+		d := entries[i].oneLine()
 		if utf8.RuneCountInString(d) > prefetchDescChars {
 			d = string([]rune(d)[:prefetchDescChars]) + "…"
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -108,9 +109,9 @@ func appendFound(b []byte, n int, query string, total int32) []byte {
 func renderSize(query string, entries []*entry, withSchemas bool) int {
 	n := 320 + 2*len(query)
 	for _, e := range entries {
-		n += 40 + len(e.tool.GetName()) + len(e.oneLine)
+		n += 40 + len(e.name) + e.oneLineLen()
 		if !withSchemas {
-			n += len(e.params)
+			n += len(e.params())
 		}
 	}
 	return n
@@ -140,9 +141,9 @@ func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry
 		b = append(b, " (score "...)
 		b = strconv.AppendFloat(b, res.GetScore(), 'f', 2, 64)
 		b = append(b, ')')
-		if e.oneLine != "" {
+		if e.lineLen > 0 || e.lineCut {
 			b = append(b, ": "...)
-			b = append(b, e.oneLine...)
+			b = e.appendOneLine(b)
 		}
 		b = append(b, '\n')
 		if withSchemas {
@@ -153,33 +154,40 @@ func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry
 				b = append(b, defaultSchemaJSON...)
 			}
 			b = append(b, '\n')
-		} else if e.params != "" {
+		} else if p := e.params(); p != "" {
 			b = append(b, "   Params: "...)
-			b = append(b, e.params...)
+			b = append(b, p...)
 			b = append(b, '\n')
 		}
 	}
 	return b
 }
 
-// oneLine returns the first line of a description, cut at a word boundary
-// to at most oneLineMax bytes.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
+// ellipsis follows a cut first line.
+const ellipsis = "…"
+
+// oneLineSpan returns where the first line of description s lies in it, cut
+// at a word boundary to at most oneLineMax bytes; cut says it was cut (it
+// is then shown followed by "…"). The line is a substring of the
+// description, so an entry keeps its offsets rather than a copy. s is at
+// most MaxDescription bytes long.
+func oneLineSpan(s string) (off, n uint16, cut bool) {
+	start := len(s) - len(strings.TrimLeftFunc(s, unicode.IsSpace)) // where TrimSpace(s) starts
+	line := strings.TrimSpace(s)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[:i]) // starts where it did: it has no leading space left
 	}
-	if len(s) <= oneLineMax {
-		return s
+	if len(line) > oneLineMax {
+		c := oneLineMax
+		for c > 0 && !utf8.RuneStart(line[c]) {
+			c--
+		}
+		if i := strings.LastIndexByte(line[:c], ' '); i > oneLineMax/2 {
+			c = i
+		}
+		line, cut = strings.TrimSpace(line[:c]), true // trims the right only: line starts with no space
 	}
-	cut := oneLineMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	if i := strings.LastIndexByte(s[:cut], ' '); i > oneLineMax/2 {
-		cut = i
-	}
-	return strings.TrimSpace(s[:cut]) + "…"
+	return uint16(start), uint16(len(line)), cut
 }
 
 // ParamSummary lists a schema's top-level parameters, required first:

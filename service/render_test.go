@@ -5,19 +5,23 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
 // The fmt-based renderings the strconv ones replaced, as references.
 
-func refRenderSearch(query string, r *tooldexv1.SearchResponse, entries []*entry) string {
+// The references render from the registered tools, not from what an entry
+// stores.
+
+func refRenderSearch(query string, r *tooldexv1.SearchResponse, tools []*tooldexv1.Tool) string {
 	var b strings.Builder
 	withSchemas := r.GetMode() == tooldexv1.QueryMode_QUERY_MODE_SELECT
 	switch {
 	case len(r.GetResults()) > 0:
 		fmt.Fprintf(&b, "Found %d deferred %s for %q (%d searched):\n", len(r.GetResults()), plural(len(r.GetResults()), "tool"), query, r.GetTotalDeferredTools())
-		refRenderResults(&b, r.GetResults(), entries, withSchemas)
+		refRenderResults(&b, r.GetResults(), tools, withSchemas)
 	case len(r.GetAlreadyLoaded()) == 0:
 		fmt.Fprintf(&b, "No matching deferred tools found for %q (%d searched). Try fewer or broader keywords, discover:<what you want to do>, or select:<exact tool name>.\n", query, r.GetTotalDeferredTools())
 	default:
@@ -39,30 +43,93 @@ func refRenderSearch(query string, r *tooldexv1.SearchResponse, entries []*entry
 	return b.String()
 }
 
-func refRenderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*entry) string {
+func refRenderDiscover(query string, r *tooldexv1.DiscoverResponse, tools []*tooldexv1.Tool) string {
 	var b strings.Builder
 	if len(r.GetResults()) == 0 {
 		fmt.Fprintf(&b, "No deferred tools match %q (%d searched). Describe the task differently or with fewer details.\n", query, r.GetTotalDeferredTools())
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Found %d deferred %s for %q (%d searched):\n", len(r.GetResults()), plural(len(r.GetResults()), "tool"), query, r.GetTotalDeferredTools())
-	refRenderResults(&b, r.GetResults(), entries, true)
+	refRenderResults(&b, r.GetResults(), tools, true)
 	b.WriteString(invokeHint + "\n")
 	return b.String()
 }
 
-func refRenderResults(b *strings.Builder, results []*tooldexv1.SearchResult, entries []*entry, withSchemas bool) {
+func refRenderResults(b *strings.Builder, results []*tooldexv1.SearchResult, tools []*tooldexv1.Tool, withSchemas bool) {
 	for i, res := range results {
-		e := entries[i]
+		tl := tools[i]
 		fmt.Fprintf(b, "%d. %s (score %.2f)", i+1, res.GetTool().GetName(), res.GetScore())
-		if e.oneLine != "" {
-			fmt.Fprintf(b, ": %s", e.oneLine)
+		if l := refOneLine(tl.GetDescription()); l != "" {
+			fmt.Fprintf(b, ": %s", l)
 		}
 		b.WriteByte('\n')
 		if withSchemas {
-			fmt.Fprintf(b, "   Schema: %s\n", schemaJSON(inputSchema(e.tool)))
-		} else if e.params != "" {
-			fmt.Fprintf(b, "   Params: %s\n", e.params)
+			js := defaultSchemaJSON
+			if tl.GetInputSchema() != nil {
+				js = schemaJSON(tl.GetInputSchema())
+			}
+			fmt.Fprintf(b, "   Schema: %s\n", js)
+		} else if p := ParamSummary(tl.GetInputSchema()); p != "" {
+			fmt.Fprintf(b, "   Params: %s\n", p)
+		}
+	}
+}
+
+// refOneLine is the first line as Search showed it before entries kept
+// offsets.
+func refOneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) <= oneLineMax {
+		return s
+	}
+	cut := oneLineMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexByte(s[:cut], ' '); i > oneLineMax/2 {
+		cut = i
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+// TestOneLine checks oneLineSpan, and an entry's first line, against
+// refOneLine on random and awkward descriptions.
+func TestOneLine(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	pieces := []string{" ", "  ", "\t", "\n", "\r\n", "\v", "\u00a0", "\u0085", "\u2003", "word", "é", "日本語", "🎉", "\xff", "\xe6\x97", "-", strings.Repeat("x", 150), strings.Repeat("ab ", 40)}
+	s := New(Config{})
+	for i := range 20000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		d := b.String()
+		if len(d) > MaxDescription {
+			continue
+		}
+		want := refOneLine(d)
+		off, n, cut := oneLineSpan(d)
+		got := d[off : off+n]
+		if cut {
+			got += ellipsis
+		}
+		if got != want {
+			t.Fatalf("oneLineSpan(%q) gives %q, want %q", d, got, want)
+		}
+		if i%10 == 0 {
+			e, _ := s.validEntry(&ValidationError{}, "t", &tooldexv1.Tool{Name: "t", Description: d}, tooldexv1.Origin_ORIGIN_FRONTEND, "")
+			if got := e.oneLine(); got != want {
+				t.Fatalf("entry oneLine of %q = %q, want %q", d, got, want)
+			}
+			if got := string(e.appendOneLine(nil)); got != want {
+				t.Fatalf("entry appendOneLine of %q = %q, want %q", d, got, want)
+			}
+			if e.description() != d {
+				t.Fatalf("description %q, want %q", e.description(), d)
+			}
 		}
 	}
 }
@@ -77,10 +144,16 @@ func TestRenderMatchesFmt(t *testing.T) {
 	for i := range 2000 {
 		var results []*tooldexv1.SearchResult
 		var entries []*entry
+		var tools []*tooldexv1.Tool
 		for j := range r.IntN(7) {
-			e := s.newEntry(&ValidationError{}, "t", randTool(r, fmt.Sprintf("tool_%d_%d", i, j)), tooldexv1.Origin_ORIGIN_FRONTEND, "")
+			tl := randTool(r, fmt.Sprintf("tool_%d_%d", i, j))
+			if r.IntN(4) == 0 {
+				tl.Description = strings.Repeat(randWords(r, 4)+" ", 12) + "\n" + tl.Description // cut
+			}
+			e, _ := s.validEntry(&ValidationError{}, "t", tl, tooldexv1.Origin_ORIGIN_FRONTEND, "")
 			entries = append(entries, e)
-			results = append(results, &tooldexv1.SearchResult{Tool: e.tool, Score: scores[r.IntN(len(scores))] + float64(r.IntN(3))*r.Float64()})
+			tools = append(tools, tl)
+			results = append(results, &tooldexv1.SearchResult{Tool: e.light(), Score: scores[r.IntN(len(scores))] + float64(r.IntN(3))*r.Float64()})
 		}
 		var nf, al []string
 		for range r.IntN(3) {
@@ -92,11 +165,11 @@ func TestRenderMatchesFmt(t *testing.T) {
 		q := queries[r.IntN(len(queries))] + randWords(r, r.IntN(3))
 		sr := &tooldexv1.SearchResponse{Results: results, TotalDeferredTools: int32(r.IntN(1000)), NotFound: nf, AlreadyLoaded: al,
 			Mode: []tooldexv1.QueryMode{tooldexv1.QueryMode_QUERY_MODE_KEYWORD, tooldexv1.QueryMode_QUERY_MODE_SELECT}[r.IntN(2)]}
-		if got, want := renderSearch(q, sr, entries), refRenderSearch(q, sr, entries); got != want {
+		if got, want := renderSearch(q, sr, entries), refRenderSearch(q, sr, tools); got != want {
 			t.Fatalf("renderSearch:\n got %q\nwant %q", got, want)
 		}
 		dr := &tooldexv1.DiscoverResponse{Results: results, TotalDeferredTools: sr.TotalDeferredTools}
-		if got, want := renderDiscover(q, dr, entries), refRenderDiscover(q, dr, entries); got != want {
+		if got, want := renderDiscover(q, dr, entries), refRenderDiscover(q, dr, tools); got != want {
 			t.Fatalf("renderDiscover:\n got %q\nwant %q", got, want)
 		}
 	}

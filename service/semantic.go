@@ -113,10 +113,9 @@ func (s *Server) indexDense(e *entry, ranked bool) {
 	if s.dense == nil {
 		return
 	}
-	t := e.tool
 	if !ranked {
-		s.dense.store.Delete(t.GetName())
+		s.dense.store.Delete(e.name)
 		return
 	}
-	s.dense.store.Put(t.GetName(), semantic.ToolText(t.GetName(), t.GetSearchHint(), t.GetDescription()))
+	s.dense.store.Put(e.name, semantic.ToolText(e.name, e.searchHint(), e.description()))
 }

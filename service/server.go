@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
@@ -186,11 +185,14 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	// Validate the whole batch, then build the entries: validation makes
-	// garbage (compiling a schema to check it), and allocating what the
-	// catalog keeps after it, rather than interleaved with it, packs the
-	// kept objects into fewer pages (resident memory, docs/BENCHMARKS.md).
-	compiled := make([]bool, len(tools))
+	// Validate and prepare the whole batch, then build the entries:
+	// validation and preparation make garbage (compiling a schema to
+	// check it, decoding it for the index, encoding it), and allocating
+	// what the catalog keeps after it, rather than interleaved with it,
+	// packs the kept objects into fewer pages (resident memory,
+	// docs/BENCHMARKS.md).
+	preps := make([]prepared, len(tools))
+	var buf []byte // the batch's schemas encoded (prepareTool)
 	seen := make(map[string]int, len(tools))
 	for i, t := range tools {
 		field := fmt.Sprintf("tools[%d]", i)
@@ -198,42 +200,49 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 			ve.add(field+".name", "%q is also tools[%d]; names must be unique in a batch", t.GetName(), j)
 		}
 		seen[t.GetName()] = i
-		compiled[i] = validateTool(ve, field, t) != nil
+		doc := validateTool(ve, field, t)
+		if ve.err() != nil {
+			continue // the batch will be refused: prepare no more
+		}
+		preps[i], buf = prepareTool(t, doc, buf)
 	}
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
 	entries := make([]*entry, len(tools))
 	for i, t := range tools {
-		entries[i] = s.buildEntry(t, compiled[i], tooldexv1.Origin_ORIGIN_FRONTEND, "")
+		entries[i] = s.buildEntry(t, preps[i], buf, tooldexv1.Origin_ORIGIN_FRONTEND, "")
 	}
 	resp := &tooldexv1.RegisterToolsResponse{Results: make([]*tooldexv1.RegisterResult, len(entries))}
+	results := make([]tooldexv1.RegisterResult, len(entries)) // one allocation rather than one each
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	conflicts := &ConflictError{}
 	for i, e := range entries {
-		if old := s.tools[e.tool.GetName()]; old != nil && len(old.hosts) > 0 && !sameDefinition(old.tool, e.tool) {
-			conflicts.add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", e.tool.GetName())
+		if old := s.tools[e.name]; old != nil && len(old.hosts) > 0 && !old.sameDefinition(e) {
+			conflicts.add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", e.name)
 		}
 	}
 	if err := conflicts.err(); err != nil {
 		return nil, err
 	}
 	for i, e := range entries {
-		name := e.tool.GetName()
+		name := e.name
 		outcome := tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
 		if old := s.tools[name]; old != nil {
 			e.hosts = old.hosts
 			outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
-			if proto.Equal(old.tool, e.tool) {
+			if old.equal(e) {
 				outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
 			}
 		}
-		resp.Results[i] = &tooldexv1.RegisterResult{Name: name, Outcome: outcome, Loading: e.tool.GetLoading()}
+		r := &results[i]
+		r.Name, r.Outcome, r.Loading = name, outcome, e.loading
+		resp.Results[i] = r
 		if req.GetValidateOnly() || outcome == tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED {
 			continue
 		}
-		s.put(e)
+		s.put(e, preps[i].paramText)
 	}
 	if !req.GetValidateOnly() {
 		s.log.Info("tools registered", zap.Int("count", len(entries)), zap.Int("catalog", len(s.tools)))
@@ -241,70 +250,37 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 	return resp, nil
 }
 
-// newEntry validates a tool and prepares its catalog entry: a light copy
-// (see catalog.go) with its source and loading set. The schema is compiled
-// to check it, and compiled again only when Execute needs the library.
-// Violations go to ve; the entry of an invalid tool is not to be stored.
-func (s *Server) newEntry(ve *ValidationError, field string, t *tooldexv1.Tool, origin tooldexv1.Origin, id string) *entry {
+// validEntry validates a tool and builds its catalog entry, along with its
+// input schema's parameter text for the index. Violations go to ve; the
+// entry is nil when there are any.
+func (s *Server) validEntry(ve *ValidationError, field string, t *tooldexv1.Tool, origin tooldexv1.Origin, id string) (*entry, string) {
 	before := len(ve.Violations)
-	sch := validateTool(ve, field, t)
+	doc := validateTool(ve, field, t)
 	if len(ve.Violations) > before {
-		return &entry{tool: t}
+		return nil, ""
 	}
-	return s.buildEntry(t, sch != nil, origin, id)
+	p, buf := prepareTool(t, doc, nil)
+	return s.buildEntry(t, p, buf, origin, id), p.paramText
 }
 
-// buildEntry prepares the catalog entry of a valid tool; compiled says
-// whether its schema compiled (false: it has none).
-func (s *Server) buildEntry(t *tooldexv1.Tool, compiled bool, origin tooldexv1.Origin, id string) *entry {
-	c := lightCopy(t)
-	if c.GetSource().GetOrigin() == tooldexv1.Origin_ORIGIN_UNSPECIFIED || origin == tooldexv1.Origin_ORIGIN_HOST {
-		if c.Source == nil {
-			c.Source = &tooldexv1.ToolSource{}
-		}
-		c.Source.Origin = origin
-		if id != "" {
-			c.Source.Id = id
-		}
-	}
-	c.Loading = s.policy.loading(c)
-	c.Source = s.sources.intern(c.Source)
-	var schema map[string]any // decoded for the index
-	if t.GetInputSchema() != nil {
-		schema = t.GetInputSchema().AsMap()
-	}
-	doc := docOf(c, schema)
-	e := &entry{
-		tool: c, doc: &doc,
-		oneLine: oneLine(c.GetDescription()), params: ParamSummary(t.GetInputSchema()),
-	}
-	if compiled {
-		e.schema = &lazySchema{tool: c}
-	}
-	return e
+// buildEntry makes the catalog entry of a valid tool from what prepareTool
+// derived into buf, with its source and loading set (see sources.source and
+// Policy.loading).
+func (s *Server) buildEntry(t *tooldexv1.Tool, p prepared, buf []byte, origin tooldexv1.Origin, id string) *entry {
+	src := s.sources.source(t.GetSource(), origin, id)
+	return makeEntry(t, p, buf, src, s.policy.loading(t))
 }
 
-// put stores an entry and updates the index. The caller holds s.mu.
-func (s *Server) put(e *entry) {
-	name := e.tool.GetName()
-	s.tools[name] = e
-	doc := e.doc
-	e.doc = nil
-	s.indexDense(e, e.tool.GetLoading() == tooldexv1.Loading_LOADING_DEFERRED)
-	if e.tool.GetLoading() == tooldexv1.Loading_LOADING_EXCLUDED {
-		s.ix.Remove(name)
+// put stores an entry and updates the index; paramText is its input
+// schema's parameter text (index.ParamText). The caller holds s.mu.
+func (s *Server) put(e *entry, paramText string) {
+	s.tools[e.name] = e
+	s.indexDense(e, e.loading == tooldexv1.Loading_LOADING_DEFERRED)
+	if e.loading == tooldexv1.Loading_LOADING_EXCLUDED {
+		s.ix.Remove(e.name)
 		return
 	}
-	if doc == nil {
-		t := e.full()
-		var schema map[string]any
-		if t.GetInputSchema() != nil {
-			schema = t.GetInputSchema().AsMap()
-		}
-		d := docOf(t, schema)
-		doc = &d
-	}
-	s.ix.Upsert(*doc)
+	s.ix.Upsert(e.indexDoc(paramText))
 }
 
 // drop removes a tool from the catalog and the index. The caller holds s.mu.
@@ -314,15 +290,6 @@ func (s *Server) drop(name string) {
 	if s.dense != nil {
 		s.dense.store.Delete(name)
 	}
-}
-
-// sameDefinition reports whether two tools define the same thing, whoever
-// registered them.
-func sameDefinition(a, b *tooldexv1.Tool) bool {
-	a, b = proto.CloneOf(a), proto.CloneOf(b)
-	a.Source, b.Source = nil, nil
-	a.Loading, b.Loading = 0, 0
-	return proto.Equal(a, b)
 }
 
 // UnregisterTools removes tools by name.
@@ -372,18 +339,24 @@ func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest)
 // handler sends.
 func (s *Server) listTools(req *tooldexv1.ListToolsRequest) *tooldexv1.ListToolsResponse {
 	s.mu.RLock()
-	var tools []*tooldexv1.Tool
+	var entries []*entry
 	for name, e := range s.tools {
 		if !strings.HasPrefix(name, req.GetNamePrefix()) {
 			continue
 		}
-		if l := req.GetLoading(); l != tooldexv1.Loading_LOADING_UNSPECIFIED && l != e.tool.GetLoading() {
+		if l := req.GetLoading(); l != tooldexv1.Loading_LOADING_UNSPECIFIED && l != e.loading {
 			continue
 		}
-		tools = append(tools, e.tool)
+		entries = append(entries, e)
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(tools, func(a, b *tooldexv1.Tool) int { return strings.Compare(a.GetName(), b.GetName()) })
+	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.name, b.name) })
+	vals := make([]tooldexv1.Tool, len(entries)) // one allocation rather than one each
+	tools := make([]*tooldexv1.Tool, len(entries))
+	for i, e := range entries {
+		e.lightInto(&vals[i], true)
+		tools[i] = &vals[i]
+	}
 	return &tooldexv1.ListToolsResponse{Tools: tools}
 }
 
@@ -409,7 +382,7 @@ func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 		return nil, s.toStatus(err)
 	}
 	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
-	results, entries := s.lightResults(res.Hits)
+	results, entries := s.lightResults(res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.SearchResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -421,7 +394,6 @@ func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
 		return nil, s.toStatus(err)
 	}
-	applyView(resp.Results, entries, req.GetSchemaView())
 	return resp, nil
 }
 
@@ -447,7 +419,7 @@ func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 		return nil, s.toStatus(err)
 	}
 	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
-	results, entries := s.lightResults(res.Hits)
+	results, entries := s.lightResults(res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -456,7 +428,6 @@ func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	if resp.ContentJson, err = searchContent(req.GetProvider(), req.GetToolReference(), resp.GetResults(), resp.GetText()); err != nil {
 		return nil, s.toStatus(err)
 	}
-	applyView(resp.Results, entries, req.GetSchemaView())
 	return resp, nil
 }
 
@@ -491,29 +462,36 @@ func fullResults(results []*tooldexv1.SearchResult) {
 }
 
 // lightResults attaches the registered definitions, as light tools (see
-// catalog.go), to hits. A tool removed between ranking and lookup is
-// dropped.
-func (s *Server) lightResults(hits []index.Hit) ([]*tooldexv1.SearchResult, []*entry) {
+// catalog.go) in the schema view v (view.go), to hits. A tool removed
+// between ranking and lookup is dropped. v must have passed checkView.
+func (s *Server) lightResults(hits []index.Hit, v tooldexv1.SchemaView) ([]*tooldexv1.SearchResult, []*entry) {
 	out := make([]*tooldexv1.SearchResult, 0, len(hits))
 	entries := make([]*entry, 0, len(hits))
-	// One allocation for the results rather than one each.
-	vals := make([]tooldexv1.SearchResult, len(hits))
+	// One allocation for the results and their tools rather than one
+	// each.
+	vals := make([]struct {
+		res  tooldexv1.SearchResult
+		tool tooldexv1.Tool
+	}, len(hits))
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	for i, h := range hits {
 		e := s.tools[h.Name]
 		if e == nil {
 			continue
 		}
 		entries = append(entries, e)
-		r := &vals[i]
-		r.Tool = e.tool
+		r := &vals[i].res
+		r.Tool = &vals[i].tool
 		r.Score = h.Score
 		r.KeywordScore = h.Keyword
 		r.TfidfScore = h.TFIDF
 		r.KeywordPoints = int32(h.Points)
 		r.Match = matchKind(h.Match)
 		out = append(out, r)
+	}
+	s.mu.RUnlock()
+	for i, r := range out {
+		viewTool(r.Tool, entries[i], v)
 	}
 	return out, entries
 }

@@ -86,8 +86,11 @@ func checkName(name string) string {
 	return ""
 }
 
-// validateTool checks one tool and compiles its input schema.
-func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) *jsonschema.Schema {
+// validateTool checks one tool and compiles its input schema to check it.
+// It returns the schema decoded (nil when the tool has none or it is
+// invalid), for the index (prepareTool): decoding it again would make the
+// same garbage twice.
+func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) map[string]any {
 	if why := checkName(t.GetName()); why != "" {
 		ve.add(field+".name", "%s", why)
 	}
@@ -124,11 +127,11 @@ func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) *jsonsch
 		ve.add(field+".input_schema", "holds a number that is not finite (NaN or infinite), which JSON cannot represent")
 		return nil
 	}
-	sch, err := compileSchema(doc)
-	if err != nil {
+	if _, err := compileSchema(doc); err != nil {
 		ve.add(field+".input_schema", "%v", err)
+		return nil
 	}
-	return sch
+	return doc
 }
 
 // finite reports whether every number in v (a decoded Struct) is finite:

@@ -297,11 +297,11 @@ func TestViewCopiesEveryField(t *testing.T) {
 	}
 	future := protowire.AppendVarint(protowire.AppendTag(nil, 100, protowire.VarintType), 7)
 	full.ProtoReflect().SetUnknown(future)
-	e := &entry{tool: lightCopy(full)}
+	p, buf := prepareTool(full, nil, nil)
+	e := makeEntry(full, p, buf, full.GetSource(), full.GetLoading())
 	for _, view := range []tooldexv1.SchemaView{viewJSON, viewNone} {
-		results := []*tooldexv1.SearchResult{{Tool: e.tool}}
-		applyView(results, []*entry{e}, view)
-		got := results[0].GetTool()
+		got := &tooldexv1.Tool{}
+		viewTool(got, e, view)
 		checkToolView(t, "view", view, got, full)
 		if string(got.ProtoReflect().GetUnknown()) != string(future) {
 			t.Errorf("view %v: unknown fields %x, want %x", view, got.ProtoReflect().GetUnknown(), future)
