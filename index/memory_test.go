@@ -106,3 +106,41 @@ func TestNameKeyCollision(t *testing.T) {
 		t.Errorf("%d name hashes left", n)
 	}
 }
+
+// TestFwdRoundTrip checks the forward-list encoding on ids that take one
+// to five varint bytes, starting at id 0, in both term layouts.
+func TestFwdRoundTrip(t *testing.T) {
+	words := []docWord{{0, fieldName}, {1, fieldHint | fieldDesc}, {127, fieldDesc}, {128, fieldName | fieldDesc}, {1 << 20, fieldHint}, {1<<32 - 1, fieldName | fieldHint | fieldDesc}}
+	terms := []docTerm{{0, tfs{1, 0, 0, 0}}, {5, tfs{0, 255, 3, 0}}, {300, tfs{0, 0, 0, 7}}, {1 << 21, tfs{2, 2, 2, 2}}, {1<<32 - 1, tfs{9, 0, 0, 1}}}
+	for _, withTF := range []bool{false, true} {
+		ts := terms
+		if withTF {
+			// The cosine keeps its terms in text order, not by id.
+			ts = []docTerm{terms[3], terms[0], terms[4], terms[1], terms[2]}
+		}
+		f, _, _ := encodeFwd(nil, nil, words, ts, withTF)
+		w, tr := fwdSplit(f)
+		wr, trr := wordReader{s: w}, termReader{s: tr, withTF: withTF}
+		for _, want := range words {
+			id, mask, ok := wr.next()
+			if !ok || id != want.id || mask != want.mask {
+				t.Fatalf("word = %d %03b %v, want %d %03b", id, mask, ok, want.id, want.mask)
+			}
+		}
+		if _, _, ok := wr.next(); ok {
+			t.Fatal("extra word")
+		}
+		for _, want := range ts {
+			id, tf, ok := trr.next()
+			if !withTF {
+				want.tf = tfs{}
+			}
+			if !ok || id != want.id || tf != want.tf {
+				t.Fatalf("withTF %v: term = %d %v %v, want %d %v", withTF, id, tf, ok, want.id, want.tf)
+			}
+		}
+		if _, _, ok := trr.next(); ok {
+			t.Fatal("extra term")
+		}
+	}
+}

@@ -31,6 +31,9 @@ func (v *vocab) ref(s string) uint32 {
 			v.df = append(v.df, 0)
 			v.strs = append(v.strs, "")
 		}
+		// A copy: s may be a slice of the document's text, which it
+		// would keep alive as long as the vocabulary has it.
+		s = strings.Clone(s)
 		v.ids[s] = id
 		v.strs[id] = s
 	}
@@ -64,10 +67,12 @@ type parts struct {
 }
 
 func (p *parts) ref(s string) {
-	p.count[s]++
-	if p.count[s] > 1 {
+	if p.count[s] > 0 {
+		p.count[s]++
 		return
 	}
+	s = strings.Clone(s) // not a slice of the name, kept alive so
+	p.count[s] = 1
 	p.epoch++
 	for _, g := range trigrams(s) {
 		p.grams[g] = append(p.grams[g], s)
