@@ -41,8 +41,8 @@
 // kept sorted by slot, a removed document's slot is tombstoned, and lists
 // and shards are compacted once half of them is dead.
 //
-// The index is sized for large catalogs: about 520 bytes a tool at 100k
-// tools, the size of the tools' JSON. A document keeps its name and its
+// The index is sized for large catalogs (about 800 bytes a tool at 100k
+// tools, by the client's bench memory). A document keeps its name and its
 // forward lists (keyword words and terms, for its removal) as varint id
 // gaps in one string; what derives from its name (name parts, exact-name
 // spellings, name phrases) is recomputed when it leaves, and exact-name
