@@ -67,9 +67,15 @@ type Config struct {
 	// K1 and B are BM25F's saturation and length normalisation; B < 0
 	// means no length normalisation.
 	K1, B float64
+	// K3 saturates repeated query terms (BM25's k3): a term written c
+	// times in a query weighs c(K3+1)/(c+K3), 1 for c = 1, at most K3+1.
+	// Negative counts repeats in full. Long task descriptions repeat
+	// their topic words ("movie" three times), and counting every repeat
+	// let those words drown the rest of the task (docs/BENCHMARKS.md).
+	K3 float64
 }
 
-// DefaultConfig returns BM25F (k1 1.2, b 0.75) with the spec's field
+// DefaultConfig returns BM25F (k1 1.2, b 0.75, k3 1) with the spec's field
 // weights (name 3.0, search hint 2.5, description 1.0), parameters 0.5,
 // hybrid weights keyword DefaultKeywordWeight and text DefaultTextWeight,
 // minimum text score 0.10 and no name boost (BM25F's name field already
@@ -82,7 +88,7 @@ func DefaultConfig() Config {
 		KeywordWeight: DefaultKeywordWeight, TFIDFWeight: DefaultTextWeight,
 		MinTFIDF: 0.10, NameBoost: -1,
 		NameWeight: 3.0, HintWeight: 2.5, DescWeight: 1.0, ParamWeight: 0.5,
-		K1: 1.2, B: 0.75,
+		K1: 1.2, B: 0.75, K3: 1,
 	}
 }
 
@@ -128,7 +134,7 @@ func (c Config) withDefaults() Config {
 	}{
 		{&c.MinTFIDF, d.MinTFIDF}, {&c.NameBoost, d.NameBoost}, {&c.NameWeight, d.NameWeight},
 		{&c.HintWeight, d.HintWeight}, {&c.DescWeight, d.DescWeight}, {&c.ParamWeight, d.ParamWeight},
-		{&c.K1, d.K1}, {&c.B, d.B},
+		{&c.K1, d.K1}, {&c.B, d.B}, {&c.K3, d.K3},
 	} {
 		if *f.p == 0 {
 			*f.p = f.v

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"testing"
 )
 
@@ -104,6 +105,38 @@ func TestSpecConfigNameBoost(t *testing.T) {
 		}
 		if h.TFIDF < tc.atLeast {
 			t.Errorf("%v: send_message text score %v, want at least %v", tc.cfg.Scorer, h.TFIDF, tc.atLeast)
+		}
+	}
+}
+
+// A term repeated in the query counts c(k3+1)/(c+k3) times, not c times:
+// with the default k3 of 1, "alpha" written three times weighs 1.5 against
+// "beta" written once, and a negative k3 keeps the raw count of 3. (The
+// text score is the square root of the weighted sum over the ideal.)
+func TestQueryTermSaturation(t *testing.T) {
+	for _, tc := range []struct {
+		k3, want float64
+	}{
+		{0, 1.5}, // the default, k3 = 1
+		{1, 1.5},
+		{3, 2},
+		{-1, 3},
+	} {
+		ix := New(Config{Shards: 2, KeywordWeight: 0, TFIDFWeight: 1, K3: tc.k3})
+		ix.Upsert(Doc{Name: "first_tool", Description: "alpha records for operators"})
+		ix.Upsert(Doc{Name: "second_tool", Description: "beta records for operators"})
+		ix.Upsert(Doc{Name: "third_tool", Description: "gamma records for operators"})
+		res, err := ix.Search("alpha alpha alpha beta", Options{Mode: ModeTFIDF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, okA := findHit(res.Hits, "first_tool")
+		b, okB := findHit(res.Hits, "second_tool")
+		if !okA || !okB {
+			t.Fatalf("k3 %v: got %v, want first_tool and second_tool", tc.k3, hitNames(res.Hits))
+		}
+		if got := (a.TFIDF * a.TFIDF) / (b.TFIDF * b.TFIDF); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("k3 %v: alpha×3 weighs %v times beta, want %v", tc.k3, got, tc.want)
 		}
 	}
 }

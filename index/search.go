@@ -364,7 +364,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			} else {
 				// BM25's idf, positive even for a term every tool has.
 				idf = math.Log(1 + (N-df+0.5)/(df+0.5))
-				w = float64(counts[t])
+				w = queryTermWeight(counts[t], ix.cfg.K3)
 				p.ideal += w * idf
 			}
 			cjk := isCJKTerm(t)
@@ -821,6 +821,15 @@ func cosWeight(tf tfs, st *docStat, fw *[nFields]float64) float64 {
 		}
 	}
 	return w
+}
+
+// queryTermWeight is the BM25F weight of a term written c times in the
+// query: c saturated with k3, or c itself when k3 is negative.
+func queryTermWeight(c int32, k3 float64) float64 {
+	if k3 < 0 {
+		return float64(c)
+	}
+	return float64(c) * (k3 + 1) / (float64(c) + k3)
 }
 
 // insertTop keeps top sorted best first and at most n long.

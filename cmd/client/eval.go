@@ -26,6 +26,7 @@ func cmdEval(e env, args []string) error {
 	scorer := fs.String("scorer", index.DefaultConfig().Scorer.String(), "text scorer: bm25f, or cosine (the spec's TF-IDF)")
 	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
 	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
+	k3 := fs.Float64("k3", index.DefaultConfig().K3, "BM25F saturation of repeated query terms (negative: count every repeat)")
 	var sem semanticFlags
 	sem.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +58,7 @@ func cmdEval(e env, args []string) error {
 	if cfg.KeywordWeight < 0 || cfg.TFIDFWeight < 0 || cfg.KeywordWeight+cfg.TFIDFWeight == 0 {
 		return errors.New("eval: weights must be non-negative and not both zero")
 	}
-	cfg.ParamWeight, cfg.K1, cfg.B = *pw, *k1, *b
+	cfg.ParamWeight, cfg.K1, cfg.B, cfg.K3 = *pw, *k1, *b, *k3
 	ix := index.New(cfg)
 	for _, t := range ds.Tools {
 		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
