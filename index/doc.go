@@ -47,7 +47,9 @@
 // gaps in one string; what derives from its name (name parts, exact-name
 // spellings, name phrases) is recomputed when it leaves, and exact-name
 // spellings are looked up by hash. Keyword postings take 4 bytes, text
-// postings 8, and full lists grow by an eighth.
+// postings 8, and full lists grow by an eighth. A term's or word's lists
+// are held for the shards that have postings of it only (lists.go), so
+// memory follows the postings, not the vocabulary times the shards.
 //
 // BM25F searches skip most postings with MaxScore dynamic pruning over
 // per-term score bounds (prune.go). Pruning is rank-safe: it returns the

@@ -185,6 +185,10 @@ type Index struct {
 	flen  [nFields]uint64
 	kw    vocab // keyword words (name parts, hint and description words)
 	parts parts // name parts, for partial (substring) matches
+	// tfl and kwl hold the posting lists of the terms and words, by id
+	// and shard, for the shards that have postings of them.
+	tfl lists[tfPost]
+	kwl lists[kwPost]
 
 	shards    []*shard
 	nDeferred int
@@ -303,12 +307,10 @@ type shard struct {
 	// atomics, under the read lock. Only the cosine scorer has them.
 	normEp []uint64
 	norm   []uint64   // float64 bits
-	tf     [][]tfPost // by term id, sorted by slot
-	kw     [][]kwPost // by word id, sorted by slot
-	// tfDead and kwDead count the dead postings of each list.
-	tfDead []int32
-	kwDead []int32
-	pool   sync.Pool // *scratch
+	// idx is the shard's position in Index.shards: its posting lists
+	// are Index.tfl's and Index.kwl's of that shard.
+	idx  uint16
+	pool sync.Pool // *scratch
 }
 
 // isDead reports whether slot holds a removed document.
@@ -359,7 +361,7 @@ func New(cfg Config) *Index {
 	}
 	ix.shards = make([]*shard, cfg.Shards)
 	for i := range ix.shards {
-		ix.shards[i] = &shard{}
+		ix.shards[i] = &shard{idx: uint16(i)}
 	}
 	return ix
 }

@@ -198,7 +198,7 @@ func TestInvariantMutatedEqualsFresh(t *testing.T) {
 		seeds = 5
 	}
 	for _, scorer := range []Scorer{ScorerBM25F, ScorerCosine} {
-		for _, shards := range []int{1, 2, 3, 7} {
+		for _, shards := range []int{1, 2, 3, 7, 40} {
 			for seed := range uint64(seeds) {
 				r := rand.New(rand.NewPCG(seed, uint64(shards)))
 				ix := New(Config{Shards: shards, Scorer: scorer})

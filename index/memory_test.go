@@ -12,8 +12,8 @@ import (
 // alias changes, core flips and removals of every document, every map
 // and vocabulary is empty.
 func TestRemoveLeavesNothing(t *testing.T) {
-	for _, cfg := range []Config{{Shards: 2}, {Shards: 3, Scorer: ScorerCosine}} {
-		t.Run(cfg.Scorer.String(), func(t *testing.T) {
+	for _, cfg := range []Config{{Shards: 2}, {Shards: 3, Scorer: ScorerCosine}, {Shards: 50}} {
+		t.Run(fmt.Sprintf("%v/%d", cfg.Scorer, cfg.Shards), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 4))
 			ix := New(cfg)
 			names := make([]string, 0, 300)
@@ -51,6 +51,13 @@ func TestRemoveLeavesNothing(t *testing.T) {
 			}
 			if len(ix.parts.count) != 0 || len(ix.parts.grams) != 0 {
 				t.Fatalf("name parts left: %v", ix.parts.count)
+			}
+			for _, ls := range [][]int{listCounts(ix.tfl), listCounts(ix.kwl)} {
+				for id, n := range ls {
+					if n != 0 {
+						t.Fatalf("id %d: %d shard lists left", id, n)
+					}
+				}
 			}
 			if len(ix.tf.ids) != 0 || len(ix.kw.ids) != 0 {
 				t.Fatalf("vocabulary left: %d terms, %d words", len(ix.tf.ids), len(ix.kw.ids))
@@ -143,4 +150,73 @@ func TestFwdRoundTrip(t *testing.T) {
 			t.Fatal("extra term")
 		}
 	}
+}
+
+func listCounts[P posting[P]](ls lists[P]) []int {
+	n := make([]int, len(ls))
+	for id, l := range ls {
+		n[id] = len(l)
+	}
+	return n
+}
+
+// TestShardListsFollowPostings checks that a shard holds posting lists
+// only for the terms and words it has postings of: a word every document
+// has is listed by the shards holding documents, a word of one document
+// by its shard alone, and a shard whose last document with a word leaves
+// drops its list while the other shards keep theirs.
+func TestShardListsFollowPostings(t *testing.T) {
+	const shards = 64
+	ix := New(Config{Shards: shards})
+	var live []string
+	for i := range 40 {
+		name := fmt.Sprintf("tool_%d", i)
+		ix.Upsert(Doc{Name: name, Description: fmt.Sprintf("common words zq%dx", i)})
+		live = append(live, name)
+	}
+	checkShards(t, ix)
+	held := func() map[uint16]bool {
+		m := make(map[uint16]bool)
+		for _, d := range ix.docs {
+			m[d.shard] = true
+		}
+		return m
+	}
+	check := func(label string) {
+		t.Helper()
+		checkShards(t, ix)
+		want := len(held())
+		for _, v := range []struct {
+			v  *vocab
+			ls []int
+		}{{&ix.tf, listCounts(ix.tfl)}, {&ix.kw, listCounts(ix.kwl)}} {
+			id, ok := v.v.lookup("common")
+			if !ok || v.ls[id] != want {
+				t.Fatalf("%s: common: %v, %d shard lists, want %d", label, ok, v.ls[id], want)
+			}
+			for i := range 40 {
+				id, ok := v.v.lookup(fmt.Sprintf("zq%dx", i))
+				if ok && v.ls[id] != 1 {
+					t.Fatalf("%s: zq%dx: %d shard lists, want 1", label, i, v.ls[id])
+				}
+			}
+		}
+	}
+	check("built")
+	// Empty shards one document at a time, re-adding some: lists leave
+	// with a shard's last document and come back with a new one.
+	for i, name := range live {
+		ix.Remove(name)
+		check(fmt.Sprintf("removed %s", name))
+		if i%3 == 0 {
+			ix.Upsert(Doc{Name: name + "_again", Description: "common again"})
+			check(fmt.Sprintf("added %s_again", name))
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	live2 := make(map[string]Doc)
+	for name, d := range ix.docs {
+		live2[name] = Doc{Name: name, Description: "common again", Core: d.core}
+	}
+	checkSameAsFresh(t, "after removals", ix, freshIndex(r, live2), live2)
 }

@@ -213,22 +213,18 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 	defer ix.prune.Put(sc)
 	sc.lists, sc.win, sc.cur = sc.lists[:0], sc.win[:0], sc.cur[:0]
 	for _, t := range p.tf {
-		var l []tfPost
-		if int(t.id) < len(sh.tf) {
-			l = sh.tf[t.id]
-		}
-		sc.lists = append(sc.lists, l)
+		sc.lists = append(sc.lists, ix.tfl.get(t.id, sh.idx))
 		sc.win = append(sc.win, 0)
 		sc.cur = append(sc.cur, 0)
 	}
 	// Keyword terms: the lists a matching document is in.
 	sc.kl, sc.kfrom, sc.kpart, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kpart[:0], sc.kord[:0], sc.kvol[:0]
 	addKw := func(id uint32, need uint8) int {
-		if int(id) < len(sh.kw) && len(sh.kw[id]) > 0 {
-			sc.kl = append(sc.kl, kwList{list: sh.kw[id], need: need, partial: need == fieldPartial})
-			return len(sh.kw[id])
+		l := ix.kwl.get(id, sh.idx)
+		if len(l) > 0 {
+			sc.kl = append(sc.kl, kwList{list: l, need: need, partial: need == fieldPartial})
 		}
-		return 0
+		return len(l)
 	}
 	for j, t := range p.kw {
 		sc.kfrom = append(sc.kfrom, len(sc.kl))

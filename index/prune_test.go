@@ -41,7 +41,7 @@ func checkShards(t *testing.T, ix *Index) {
 					t.Fatalf("%s: terms not sorted by id", d.name)
 				}
 				prev = int(id)
-				l := sh.tf[id]
+				l := ix.tfl.get(id, sh.idx)
 				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p tfPost, s uint32) int { return int(p.slot) - int(s) })
 				if !found || terms.withTF && l[i].tf != tf {
 					t.Fatalf("%s: term %q posting missing or wrong", d.name, ix.tf.strs[id])
@@ -54,7 +54,7 @@ func checkShards(t *testing.T, ix *Index) {
 					t.Fatalf("%s: words not sorted by id", d.name)
 				}
 				prev = int(id)
-				l := sh.kw[id]
+				l := ix.kwl.get(id, sh.idx)
 				i, found := slices.BinarySearchFunc(l, uint32(slot), func(p kwPost, s uint32) int { return int(p.docSlot()) - int(s) })
 				if !found || l[i].mask() != mask {
 					t.Fatalf("%s: word %q posting missing or wrong", d.name, ix.kw.strs[id])
@@ -67,9 +67,11 @@ func checkShards(t *testing.T, ix *Index) {
 		if sh.nDead > live+renumberSlack {
 			t.Fatalf("shard %d: %d dead slots, %d live: not renumbered", si, sh.nDead, live)
 		}
-		checkLists(t, sh, sh.tf, sh.tfDead)
-		checkLists(t, sh, sh.kw, sh.kwDead)
+		checkLists(t, sh, ix.tfl)
+		checkLists(t, sh, ix.kwl)
 	}
+	checkListShards(t, ix.tfl, ix.tf.df, len(ix.shards))
+	checkListShards(t, ix.kwl, ix.kw.df, len(ix.shards))
 	for id, n := range df {
 		if ix.tf.df[id] != n {
 			t.Fatalf("term %q: df %d, want %d", ix.tf.strs[id], ix.tf.df[id], n)
@@ -87,9 +89,14 @@ func checkShards(t *testing.T, ix *Index) {
 	}
 }
 
-func checkLists[P interface{ docSlot() uint32 }](t *testing.T, sh *shard, lists [][]P, dead []int32) {
+func checkLists[P posting[P]](t *testing.T, sh *shard, lists lists[P]) {
 	t.Helper()
-	for id, l := range lists {
+	for id := range lists {
+		l := lists.get(uint32(id), sh.idx)
+		i, ok := find(lists[id], sh.idx)
+		if !ok {
+			continue
+		}
 		n := int32(0)
 		for i, p := range l {
 			if i > 0 && l[i-1].docSlot() >= p.docSlot() {
@@ -99,8 +106,27 @@ func checkLists[P interface{ docSlot() uint32 }](t *testing.T, sh *shard, lists 
 				n++
 			}
 		}
-		if n != dead[id] || 2*int(n) > len(l) {
-			t.Fatalf("list %d: %d dead of %d, counted %d", id, n, len(l), dead[id])
+		if dead := lists[id][i].dead; n != dead || 2*int(n) > len(l) {
+			t.Fatalf("list %d: %d dead of %d, counted %d", id, n, len(l), dead)
+		}
+	}
+}
+
+// checkListShards verifies that the shard lists of every id are ordered
+// by shard, none empty, and that an id no document has has none.
+func checkListShards[P posting[P]](t *testing.T, lists lists[P], df []int32, shards int) {
+	t.Helper()
+	if len(lists) > len(df) {
+		t.Fatalf("%d ids with lists, vocabulary of %d", len(lists), len(df))
+	}
+	for id, ls := range lists {
+		if df[id] == 0 && ls != nil {
+			t.Fatalf("id %d: no document, %d shard lists", id, len(ls))
+		}
+		for i, l := range ls {
+			if len(l.list) == 0 || int(l.shard) >= shards || i > 0 && ls[i-1].shard >= l.shard {
+				t.Fatalf("id %d: shard lists %d: shard %d, %d postings", id, i, l.shard, len(l.list))
+			}
 		}
 	}
 }
@@ -202,7 +228,7 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 		seeds = 4
 	}
 	pruned := 0
-	for _, shards := range []int{1, 2, 3} {
+	for _, shards := range []int{1, 2, 3, 32} {
 		for seed := range uint64(seeds) {
 			r := rand.New(rand.NewPCG(seed, 77))
 			ix := New(Config{Shards: shards})

@@ -631,10 +631,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	// Text scores, summed in the plan's term order.
 	bm25 := p.scorer == ScorerBM25F
 	for _, q := range p.tf {
-		if int(q.id) >= len(sh.tf) {
-			continue
-		}
-		for _, post := range sh.tf[q.id] {
+		for _, post := range ix.tfl.get(q.id, sh.idx) {
 			slot := post.slot
 			if sh.isDead(slot) {
 				continue
@@ -738,10 +735,7 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 		s.term[slot] |= bits
 	}
 	postings := func(id uint32) []kwPost {
-		if int(id) < len(sh.kw) {
-			return sh.kw[id]
-		}
-		return nil
+		return ix.kwl.get(id, sh.idx)
 	}
 	switch {
 	case len(t.words) == 1:

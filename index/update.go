@@ -244,20 +244,14 @@ func (ix *Index) bury(d *doc) {
 	words, terms := ix.readers(d)
 	for id, _, ok := terms.next(); ok; id, _, ok = terms.next() {
 		ix.tf.unref(id)
-		if sh.tfDead[id]++; 2*int(sh.tfDead[id]) > len(sh.tf[id]) {
-			sh.tf[id] = compact(sh, sh.tf[id])
-			sh.tfDead[id] = 0
-		}
+		ix.tfl.bury(sh, id)
 	}
 	for id, _, ok := words.next(); ok; id, _, ok = words.next() {
 		ix.kw.unref(id)
-		if sh.kwDead[id]++; 2*int(sh.kwDead[id]) > len(sh.kw[id]) {
-			sh.kw[id] = compact(sh, sh.kw[id])
-			sh.kwDead[id] = 0
-		}
+		ix.kwl.bury(sh, id)
 	}
 	if sh.nDead > len(sh.docs)-sh.nDead+renumberSlack {
-		sh.renumber()
+		ix.renumber(sh)
 	}
 }
 
@@ -282,7 +276,7 @@ func compact[P posting[P]](sh *shard, list []P) []P {
 
 // renumber gives the live documents of the shard consecutive slots, in
 // their order, and drops every dead posting.
-func (sh *shard) renumber() {
+func (ix *Index) renumber(sh *shard) {
 	remap := make([]uint32, len(sh.docs))
 	n := 0
 	for s, d := range sh.docs {
@@ -295,14 +289,8 @@ func (sh *shard) renumber() {
 		d.slot = int32(n)
 		n++
 	}
-	for id, list := range sh.tf {
-		sh.tf[id] = renumberList(sh, list, remap)
-		sh.tfDead[id] = 0
-	}
-	for id, list := range sh.kw {
-		sh.kw[id] = renumberList(sh, list, remap)
-		sh.kwDead[id] = 0
-	}
+	ix.tfl.renumber(sh, remap)
+	ix.kwl.renumber(sh, remap)
 	clear(sh.docs[n:])
 	sh.docs = slices.Clip(sh.docs[:n])
 	sh.stat = slices.Clip(sh.stat[:n])
@@ -385,11 +373,7 @@ func (ix *Index) removeMeta(d *doc) {
 // returns the term's id.
 func (ix *Index) addTerm(sh *shard, d *doc, t string, tf tfs) uint32 {
 	id := ix.tf.ref(t)
-	for int(id) >= len(sh.tf) {
-		sh.tf = append(sh.tf, nil)
-		sh.tfDead = append(sh.tfDead, 0)
-	}
-	sh.tf[id] = appendPosting(sh.tf[id], tfPost{slot: uint32(d.slot), tf: tf})
+	ix.tfl.add(id, sh.idx, tfPost{slot: uint32(d.slot), tf: tf})
 	return id
 }
 
@@ -397,11 +381,7 @@ func (ix *Index) addTerm(sh *shard, d *doc, t string, tf tfs) uint32 {
 // returns the word's id.
 func (ix *Index) addWord(sh *shard, d *doc, w string, mask uint8) uint32 {
 	id := ix.kw.ref(w)
-	for int(id) >= len(sh.kw) {
-		sh.kw = append(sh.kw, nil)
-		sh.kwDead = append(sh.kwDead, 0)
-	}
-	sh.kw[id] = appendPosting(sh.kw[id], newKwPost(uint32(d.slot), mask))
+	ix.kwl.add(id, sh.idx, newKwPost(uint32(d.slot), mask))
 	return id
 }
 
