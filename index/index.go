@@ -306,7 +306,7 @@ type shard struct {
 	// index epoch it was computed in; searches fill them lazily, with
 	// atomics, under the read lock. Only the cosine scorer has them.
 	normEp []uint64
-	norm   []uint64   // float64 bits
+	norm   []uint64 // float64 bits
 	// idx is the shard's position in Index.shards: its posting lists
 	// are Index.tfl's and Index.kwl's of that shard.
 	idx  uint16
