@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
 func FuzzParse(f *testing.F) {
@@ -44,6 +46,10 @@ func FuzzParse(f *testing.F) {
 			if tools != nil {
 				t.Fatalf("Parse returned %d tools and error %v", len(tools), err)
 			}
+			berr := Batches(name, data, 2, func([]*tooldexv1.Tool) error { return nil })
+			if berr == nil || berr.Error() != err.Error() {
+				t.Fatalf("Batches error %v, want Parse's %v", berr, err)
+			}
 			return
 		}
 		if len(tools) == 0 {
@@ -59,6 +65,19 @@ func FuzzParse(f *testing.F) {
 			if _, err := proto.Marshal(tool); err != nil {
 				t.Fatalf("tool %d (%q) does not marshal: %v", i, tool.GetName(), err)
 			}
+		}
+		// Batches hands over the same tools, in order, at most n at a
+		// time; on a parse error it fails as Parse does.
+		var got []*tooldexv1.Tool
+		berr := Batches(name, data, 2, func(b []*tooldexv1.Tool) error {
+			if len(b) == 0 || len(b) > 2 {
+				t.Fatalf("batch of %d tools, want 1 or 2", len(b))
+			}
+			got = append(got, b...)
+			return nil
+		})
+		if berr != nil || !equalTools(got, tools) {
+			t.Fatalf("Batches: %d tools, error %v; want the %d tools Parse returns", len(got), berr, len(tools))
 		}
 	})
 }

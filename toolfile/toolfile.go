@@ -95,28 +95,84 @@ func ReadFile(path string) ([]*tooldexv1.Tool, error) {
 // file's name: it prefixes error messages, and a name ending in .jsonl or
 // .ndjson selects JSON Lines. Parse returns at least one tool or an error.
 func Parse(name string, data []byte) ([]*tooldexv1.Tool, error) {
-	tools, err := parse(name, data)
+	var tools []*tooldexv1.Tool
+	err := parse(name, data, func(t *tooldexv1.Tool) error {
+		tools = append(tools, t)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return tools, nil
 }
 
-func parse(name string, data []byte) ([]*tooldexv1.Tool, error) {
+// ReadFileBatches reads the file at path and parses it with Batches,
+// using path as the name.
+func ReadFileBatches(path string, n int, fn func([]*tooldexv1.Tool) error) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return Batches(path, data, n, fn)
+}
+
+// Batches parses data as Parse does and hands the tools to fn in file
+// order, at most n (at least 1) at a time, each batch in a slice of its
+// own. JSON Lines are decoded a batch at a time, so that a large catalog
+// never exists whole as messages: a server that registers each batch
+// before the next is decoded keeps its memory to the catalog it holds
+// (the decoded messages are several times the file's size, and objects
+// kept among them are left scattered over pages once they are freed).
+//
+// fn's error stops the parse and is returned unchanged. A parse error
+// (or a file with no tools) is returned as Parse would return it, after
+// fn has had the full batches before it; the tools of the batch in
+// progress are dropped.
+func Batches(name string, data []byte, n int, fn func([]*tooldexv1.Tool) error) error {
+	n = max(n, 1)
+	batch := make([]*tooldexv1.Tool, 0, n)
+	var stop error
+	err := parse(name, data, func(t *tooldexv1.Tool) error {
+		batch = append(batch, t)
+		if len(batch) < n {
+			return nil
+		}
+		if stop = fn(batch); stop != nil {
+			return stop
+		}
+		batch = make([]*tooldexv1.Tool, 0, n)
+		return nil
+	})
+	switch {
+	case stop != nil:
+		return stop
+	case err != nil:
+		return fmt.Errorf("%s: %w", name, err)
+	case len(batch) > 0:
+		return fn(batch)
+	}
+	return nil
+}
+
+// parse decodes data and calls emit with each tool in file order. JSON
+// Lines are decoded line by line, so emit sees a tool before the next
+// line is read; a whole-file JSON value is decoded whole first. An error
+// of emit is returned unchanged.
+func parse(name string, data []byte, emit func(*tooldexv1.Tool) error) error {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // UTF-8 BOM
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errNoTools
+		return errNoTools
 	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".jsonl", ".ndjson":
-		return parseLines(data)
+		return parseLines(data, emit)
 	}
 
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, syntaxError(data, 0, err)
+		return syntaxError(data, 0, err)
 	}
 	end := int(dec.InputOffset())
 	if rest := bytes.TrimSpace(data[end:]); len(rest) > 0 {
@@ -124,13 +180,23 @@ func parse(name string, data []byte) ([]*tooldexv1.Tool, error) {
 		// line, otherwise garbage after a JSON document.
 		start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
 		if bytes.IndexByte(data[start:end], '\n') < 0 {
-			return parseLines(data)
+			return parseLines(data, emit)
 		}
 		off := len(data) - len(rest)
 		line, _ := position(data, off)
-		return nil, fmt.Errorf("line %d: unexpected data after the top-level JSON value", line)
+		return fmt.Errorf("line %d: unexpected data after the top-level JSON value", line)
 	}
-	return parseValue(v)
+	tools, err := parseValue(v)
+	if err != nil {
+		return err
+	}
+	for i, t := range tools {
+		tools[i] = nil // emit's to keep or drop
+		if err := emit(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseValue handles a whole-file JSON value.
@@ -224,9 +290,10 @@ func parseArray(elems []any) ([]*tooldexv1.Tool, error) {
 	return tools, nil
 }
 
-// parseLines parses JSON Lines: one tool object per non-blank line.
-func parseLines(data []byte) ([]*tooldexv1.Tool, error) {
-	var tools []*tooldexv1.Tool
+// parseLines parses JSON Lines: one tool object per non-blank line, each
+// handed to emit before the next line is read.
+func parseLines(data []byte, emit func(*tooldexv1.Tool) error) error {
+	count := 0
 	lineStart := 0
 	for n := 1; lineStart < len(data); n++ {
 		line := data[lineStart:]
@@ -243,25 +310,28 @@ func parseLines(data []byte) ([]*tooldexv1.Tool, error) {
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, syntaxError(data, offset, err)
+			return syntaxError(data, offset, err)
 		}
 		if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
-			return nil, fmt.Errorf("%s: unexpected data after the JSON value (want one tool object per line)", label)
+			return fmt.Errorf("%s: unexpected data after the JSON value (want one tool object per line)", label)
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: want a JSON object, got %s", label, kind(v))
+			return fmt.Errorf("%s: want a JSON object, got %s", label, kind(v))
 		}
 		t, err := convertElement(m)
 		if err != nil {
-			return nil, labelError(label, m, err)
+			return labelError(label, m, err)
 		}
-		tools = append(tools, t)
+		count++
+		if err := emit(t); err != nil {
+			return err
+		}
 	}
-	if len(tools) == 0 {
-		return nil, errNoTools
+	if count == 0 {
+		return errNoTools
 	}
-	return tools, nil
+	return nil
 }
 
 // labelError prefixes err with the element's position and, if it has one,

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -460,5 +461,65 @@ func TestSyntheticMCPCatalog(t *testing.T) {
 	}
 	if got, want := tools[0].GetName(), "mcp__slack__send_message"; got != want {
 		t.Errorf("first tool = %q, want %q", got, want)
+	}
+}
+
+func TestBatches(t *testing.T) {
+	lines := "{\"name\":\"a\"}\n{\"name\":\"b\"}\n\n{\"name\":\"c\"}\n{\"name\":\"d\"}\n{\"name\":\"e\"}\n"
+	array := `[{"name":"a"},{"name":"b"},{"name":"c"}]`
+	errStop := errors.New("stop")
+	for _, tc := range []struct {
+		desc, name, data string
+		n                int
+		stopAt           int // fn fails on this batch (1-based); 0: never
+		wantSizes        []int
+		wantErr          string // "" or the error's text; "stop" for errStop
+	}{
+		{desc: "JSON Lines", name: "c.jsonl", data: lines, n: 2, wantSizes: []int{2, 2, 1}},
+		{desc: "exact multiple", name: "c.jsonl", data: lines, n: 5, wantSizes: []int{5}},
+		{desc: "n below 1 means 1", name: "c.jsonl", data: lines, n: 0, wantSizes: []int{1, 1, 1, 1, 1}},
+		{desc: "detected JSON Lines", name: "c.json", data: lines, n: 3, wantSizes: []int{3, 2}},
+		{desc: "array", name: "c.json", data: array, n: 2, wantSizes: []int{2, 1}},
+		{desc: "fn stops", name: "c.jsonl", data: lines, n: 2, stopAt: 2, wantSizes: []int{2, 2}, wantErr: "stop"},
+		{desc: "bad line after a batch", name: "c.jsonl", data: "{\"name\":\"a\"}\n{\"name\":\"b\"}\n{\"name\":\"c\"}\n{\"name\":\n",
+			n: 2, wantSizes: []int{2}, wantErr: "c.jsonl: line 4"},
+		{desc: "no tools", name: "c.jsonl", data: "\n\n", n: 2, wantErr: "c.jsonl: no tools"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			var sizes []int
+			var got []*tooldexv1.Tool
+			err := Batches(tc.name, []byte(tc.data), tc.n, func(b []*tooldexv1.Tool) error {
+				sizes = append(sizes, len(b))
+				got = append(got, b...)
+				if len(sizes) == tc.stopAt {
+					return errStop
+				}
+				return nil
+			})
+			switch {
+			case tc.wantErr == "stop":
+				if err != errStop {
+					t.Errorf("error %v, want fn's error unchanged", err)
+				}
+			case tc.wantErr != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Errorf("error %v, want it to start with %q", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Errorf("error %v, want none", err)
+			}
+			if !slices.Equal(sizes, tc.wantSizes) {
+				t.Errorf("batch sizes %v, want %v", sizes, tc.wantSizes)
+			}
+			if tc.wantErr == "" {
+				want, err := Parse(tc.name, []byte(tc.data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalTools(got, want) {
+					t.Errorf("tools:%s\nwant (Parse):%s", dump(got), dump(want))
+				}
+			}
+		})
 	}
 }

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/service"
 )
 
 func TestParseFlagsEnvFallback(t *testing.T) {
@@ -130,5 +136,48 @@ func TestRunRejectsBadCatalog(t *testing.T) {
 	err := run(context.Background(), []string{"--addr", "127.0.0.1:0", "--catalog", "/nonexistent/tools.json"}, func(string) string { return "" }, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "tools.json") {
 		t.Fatalf("run with a missing catalog = %v, want an error naming the file", err)
+	}
+}
+
+// A catalog file larger than a batch is registered whole, in file order
+// of batches; a bad line after some batches fails the load with the file
+// and line named.
+func TestLoadCatalogsInBatches(t *testing.T) {
+	n := 2*catalogBatch + catalogBatch/2
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"name":"tool_%05d","description":"Tool number %d.","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}}`+"\n", i, i)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	if err := os.WriteFile(good, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Logger: zap.NewNop()})
+	if err := loadCatalogs(context.Background(), svc, &config{catalogs: []string{good}}, zap.NewNop()); err != nil {
+		t.Fatalf("loadCatalogs: %v", err)
+	}
+	resp, err := svc.ListTools(context.Background(), &tooldexv1.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(resp.GetTools()); got != n {
+		t.Fatalf("%d tools registered, want %d", got, n)
+	}
+	for i, tool := range resp.GetTools() {
+		if want := fmt.Sprintf("tool_%05d", i); tool.GetName() != want || tool.GetSource().GetId() != good {
+			t.Fatalf("tool %d: %q from %q, want %q from the file", i, tool.GetName(), tool.GetSource().GetId(), want)
+		}
+	}
+
+	bad := filepath.Join(dir, "bad.jsonl")
+	lines := strings.SplitAfter(b.String(), "\n")
+	lines[catalogBatch+5] = "{\"name\":\n"
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = loadCatalogs(context.Background(), service.New(service.Config{Logger: zap.NewNop()}), &config{catalogs: []string{bad}}, zap.NewNop())
+	if want := fmt.Sprintf("bad.jsonl: line %d", catalogBatch+6); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("loading a bad line: %v, want an error naming %q", err, want)
 	}
 }
