@@ -46,7 +46,8 @@
 // forward lists (keyword words and terms, for its removal) as varint id
 // gaps in one string; what derives from its name (name parts, exact-name
 // spellings, name phrases) is recomputed when it leaves, and exact-name
-// spellings are looked up by hash. Keyword postings take 4 bytes, text
+// spellings are looked up by hash; they also find a document by its name,
+// so no map by name is kept. Keyword postings take 4 bytes, text
 // postings 8, and full lists grow by an eighth. A term's or word's lists
 // are held for the shards that have postings of it only (lists.go), so
 // memory follows the postings, not the vocabulary times the shards.

@@ -165,7 +165,9 @@ type Index struct {
 	mu    sync.RWMutex
 	epoch uint64 // bumped by every update; doc norms cached per epoch
 
-	docs map[string]*doc // every document by name
+	// Documents are found by name in keys (nameIndex.byName), except
+	// one with an empty name, which has no spelling.
+	unnamed *doc
 	// core holds the core documents with their name parts, which every
 	// search reads (coreMentions); deferred documents' parts are
 	// recomputed from the name when needed.
@@ -349,7 +351,6 @@ func New(cfg Config) *Index {
 		an:        analysis.New(),
 		seed:      seed,
 		epoch:     1,
-		docs:      make(map[string]*doc),
 		core:      make(map[*doc][]string),
 		keys:      newNameIndex(seed),
 		boost:     newPhrases(),
@@ -376,7 +377,15 @@ func (ix *Index) Analyzer() *analysis.Analyzer { return ix.an }
 func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.docs)
+	return ix.nDeferred + len(ix.core)
+}
+
+// byName returns the document named name, or nil.
+func (ix *Index) byName(name string) *doc {
+	if name == "" {
+		return ix.unnamed
+	}
+	return ix.keys.byName(name)
 }
 
 // Deferred returns the number of deferred (searchable) documents.
@@ -393,7 +402,7 @@ func (ix *Index) Upsert(d Doc) {
 	defer ix.release(p) // after the unlock
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	switch old := ix.docs[d.Name]; {
+	switch old := ix.byName(d.Name); {
 	case old == nil:
 		ix.add(p)
 	case !old.core && !p.d.core:
@@ -409,7 +418,7 @@ func (ix *Index) Upsert(d Doc) {
 func (ix *Index) Remove(name string) bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	d := ix.docs[name]
+	d := ix.byName(name)
 	if d == nil {
 		return false
 	}

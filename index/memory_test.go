@@ -43,8 +43,8 @@ func TestRemoveLeavesNothing(t *testing.T) {
 				ix.Remove(name)
 			}
 			checkShards(t, ix)
-			if len(ix.docs) != 0 || len(ix.core) != 0 || ix.keys.len() != 0 || ix.nDeferred != 0 {
-				t.Fatalf("docs %d, core %d, keys %d, deferred %d left", len(ix.docs), len(ix.core), ix.keys.len(), ix.nDeferred)
+			if ix.Len() != 0 || ix.unnamed != nil || len(ix.core) != 0 || ix.keys.len() != 0 || ix.nDeferred != 0 {
+				t.Fatalf("docs %d, core %d, keys %d, deferred %d left", ix.Len(), len(ix.core), ix.keys.len(), ix.nDeferred)
 			}
 			if len(ix.boost.docs) != 0 || len(ix.boost.first) != 0 || len(ix.coreBoost.docs) != 0 || len(ix.coreBoost.first) != 0 {
 				t.Fatalf("phrases left: boost %v, core %v", ix.boost.docs, ix.coreBoost.docs)
@@ -78,7 +78,7 @@ func TestNameKeyCollision(t *testing.T) {
 	ix.Upsert(Doc{Name: "mcp__serena__find_symbol", Description: "find a symbol"})
 	ix.Upsert(Doc{Name: "ReadFile", Description: "read a file"})
 	ix.Upsert(Doc{Name: "Task", Description: "run a task", Aliases: []string{"Agent"}})
-	readFile := ix.docs["ReadFile"]
+	readFile := ix.byName("ReadFile")
 	// ReadFile now also sits under "find symbol" and "agent", as if its
 	// spellings collided with those.
 	ix.keys.add("find symbol", readFile)
@@ -177,7 +177,7 @@ func TestShardListsFollowPostings(t *testing.T) {
 	checkShards(t, ix)
 	held := func() map[uint16]bool {
 		m := make(map[uint16]bool)
-		for _, d := range ix.docs {
+		for _, d := range allDocs(ix) {
 			m[d.shard] = true
 		}
 		return m
@@ -215,8 +215,76 @@ func TestShardListsFollowPostings(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(9, 9))
 	live2 := make(map[string]Doc)
-	for name, d := range ix.docs {
+	for _, d := range allDocs(ix) {
+		name := d.name
 		live2[name] = Doc{Name: name, Description: "common again", Core: d.core}
 	}
 	checkSameAsFresh(t, "after removals", ix, freshIndex(r, live2), live2)
+}
+
+// allDocs returns the documents of ix.
+func allDocs(ix *Index) []*doc {
+	var out []*doc
+	for _, sh := range ix.shards {
+		for _, d := range sh.docs {
+			if d != nil {
+				out = append(out, d)
+			}
+		}
+	}
+	for d := range ix.core {
+		out = append(out, d)
+	}
+	return out
+}
+
+// TestByName checks that documents are found by their exact name through
+// the exact-name index: names equal but for case, names whose spellings
+// collide (simulated), an empty name, and every kind of update.
+func TestByName(t *testing.T) {
+	for _, shards := range []int{1, 5} {
+		ix := New(Config{Shards: shards})
+		names := []string{"ReadFile", "readfile", "READFILE", "read_file", "Read File", "", "mcp__fs__read_file", "read"}
+		want := make(map[string]bool)
+		check := func(label string) {
+			t.Helper()
+			if ix.Len() != len(want) {
+				t.Fatalf("%s: Len %d, want %d", label, ix.Len(), len(want))
+			}
+			for _, n := range append(names, "Readfile", "x") {
+				d := ix.byName(n)
+				if (d != nil) != want[n] || d != nil && d.name != n {
+					t.Fatalf("%s: byName(%q) = %v, want %v", label, n, d, want[n])
+				}
+			}
+			checkShards(t, ix)
+		}
+		r := rand.New(rand.NewPCG(5, uint64(shards)))
+		for round := range 200 {
+			n := names[r.IntN(len(names))]
+			switch r.IntN(4) {
+			case 0:
+				if got := ix.Remove(n); got != want[n] {
+					t.Fatalf("round %d: Remove(%q) = %v", round, n, got)
+				}
+				delete(want, n)
+			case 1:
+				ix.Upsert(Doc{Name: n, Core: true})
+				want[n] = true
+			case 2:
+				ix.Upsert(Doc{Name: n, Aliases: []string{"readFile", "other"}, Description: "reads a file"})
+				want[n] = true
+			default:
+				ix.Upsert(Doc{Name: n, Description: "reads a file"})
+				want[n] = true
+			}
+			if d := ix.byName("ReadFile"); d != nil && round%7 == 0 {
+				// ReadFile also under the hashes of other names' spellings.
+				ix.keys.add("read", d)
+				check(fmt.Sprintf("round %d", round))
+				ix.keys.remove("read", d)
+			}
+			check(fmt.Sprintf("round %d", round))
+		}
+	}
 }

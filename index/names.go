@@ -3,6 +3,7 @@ package index
 import (
 	"hash/maphash"
 	"slices"
+	"strings"
 )
 
 // nameIndex maps the exact-name spellings of documents (nameKeys) to the
@@ -65,6 +66,25 @@ func (n *nameIndex) swap(k string, old, d *doc) {
 		return
 	}
 	swapDoc(n.many[h], old, d)
+}
+
+// byName returns the document named name (not empty), or nil. Every
+// document is under its lower-case name, one of its spellings, so the
+// index serves this lookup too and no map by name is kept.
+func (n *nameIndex) byName(name string) *doc {
+	h := maphash.String(n.seed, strings.ToLower(name))
+	if d := n.one[h]; d != nil {
+		if d.name == name {
+			return d
+		}
+		return nil
+	}
+	for _, d := range n.many[h] {
+		if d.name == name {
+			return d
+		}
+	}
+	return nil
 }
 
 // lookup returns the documents having spelling k, in key order, or nil.

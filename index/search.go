@@ -145,7 +145,7 @@ func (ix *Index) Run(q Query, opt Options) Result {
 func (ix *Index) runSelect(names []string, allow func(string) bool, res *Result) {
 	seen := make(map[*doc]bool)
 	for _, name := range names {
-		d := ix.docs[name]
+		d := ix.byName(name)
 		if d == nil {
 			if ds := ix.lookupKey(name); len(ds) > 0 {
 				d = ds[0]

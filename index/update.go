@@ -171,7 +171,9 @@ func (ix *Index) replace(old *doc, p *prepared) {
 	if slices.Equal(old.aliasList(), d.aliasList()) {
 		// Same name and aliases, so the same keys, phrases and parts:
 		// swap the document in place in every list.
-		ix.docs[d.name] = d
+		if d.name == "" {
+			ix.unnamed = d
+		}
 		for _, k := range p.keys {
 			ix.keys.swap(k, old, d)
 		}
@@ -319,7 +321,9 @@ func (ix *Index) countLen(st *docStat, add bool) {
 // picks its shard.
 func (ix *Index) addMeta(p *prepared) {
 	d := p.d
-	ix.docs[d.name] = d
+	if d.name == "" {
+		ix.unnamed = d
+	}
 	for _, k := range p.keys {
 		ix.keys.add(k, d)
 	}
@@ -345,7 +349,9 @@ func (ix *Index) addMeta(p *prepared) {
 // removeMeta undoes addMeta, recomputing the keys, phrases and parts of d
 // from its name.
 func (ix *Index) removeMeta(d *doc) {
-	delete(ix.docs, d.name)
+	if d.name == "" {
+		ix.unnamed = nil
+	}
 	for _, k := range nameKeys(d.name, d.aliasList()) {
 		ix.keys.remove(k, d)
 	}
