@@ -1,6 +1,9 @@
 package index
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // lists holds the posting lists of a vocabulary (TF-IDF terms or keyword
 // words), by id: for each id, one list per shard that has postings of it,
@@ -15,11 +18,24 @@ import "slices"
 type lists[P posting[P]] [][]shardList[P]
 
 // shardList is one shard's postings of an id, sorted by slot, with how
-// many of them are dead.
+// many of them are dead. The postings are kept as a pointer to their
+// array with 32-bit length and capacity (a shard has at most maxSlots
+// slots), so that a shard list takes 24 bytes rather than 32.
 type shardList[P any] struct {
-	list  []P
+	ptr   *P
+	n, c  uint32
 	dead  int32
 	shard uint16
+}
+
+// list returns the postings.
+func (l *shardList[P]) list() []P {
+	return unsafe.Slice(l.ptr, l.c)[:l.n]
+}
+
+// setList sets the postings.
+func (l *shardList[P]) setList(list []P) {
+	l.ptr, l.n, l.c = unsafe.SliceData(list), uint32(len(list)), uint32(cap(list))
 }
 
 // find returns the position of shard's list in ls, or where it would go.
@@ -36,7 +52,7 @@ func (ls lists[P]) get(id uint32, shard uint16) []P {
 		return nil
 	}
 	if i, ok := find(ls[id], shard); ok {
-		return ls[id][i].list
+		return ls[id][i].list()
 	}
 	return nil
 }
@@ -52,7 +68,7 @@ func (ls *lists[P]) add(id uint32, shard uint16, p P) {
 		l = slices.Insert(l, i, shardList[P]{shard: shard})
 		(*ls)[id] = l
 	}
-	l[i].list = appendPosting(l[i].list, p)
+	l[i].setList(appendPosting(l[i].list(), p))
 }
 
 // bury counts one more dead posting in shard's list of id, compacting the
@@ -64,12 +80,12 @@ func (ls lists[P]) bury(sh *shard, id uint32) {
 		panic("index: burying a posting of a missing list")
 	}
 	e := &l[i]
-	if e.dead++; 2*int(e.dead) <= len(e.list) {
+	if e.dead++; 2*int(e.dead) <= int(e.n) {
 		return
 	}
-	e.list = compact(sh, e.list)
+	e.setList(compact(sh, e.list()))
 	e.dead = 0
-	if len(e.list) == 0 {
+	if e.n == 0 {
 		ls.drop(id, i)
 	}
 }
@@ -95,9 +111,9 @@ func (ls lists[P]) renumber(sh *shard, remap []uint32) {
 			continue
 		}
 		e := &ls[id][i]
-		e.list = renumberList(sh, e.list, remap)
+		e.setList(renumberList(sh, e.list(), remap))
 		e.dead = 0
-		if len(e.list) == 0 {
+		if e.n == 0 {
 			ls.drop(uint32(id), i)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestRemoveLeavesNothing checks that what a document does not keep (its
@@ -286,5 +287,12 @@ func TestByName(t *testing.T) {
 			}
 			check(fmt.Sprintf("round %d", round))
 		}
+	}
+}
+
+// TestShardListSize checks that a shard list takes 24 bytes.
+func TestShardListSize(t *testing.T) {
+	if n := unsafe.Sizeof(shardList[tfPost]{}); n != 24 {
+		t.Fatalf("shard list: %d bytes", n)
 	}
 }

@@ -124,8 +124,8 @@ func checkListShards[P posting[P]](t *testing.T, lists lists[P], df []int32, sha
 			t.Fatalf("id %d: no document, %d shard lists", id, len(ls))
 		}
 		for i, l := range ls {
-			if len(l.list) == 0 || int(l.shard) >= shards || i > 0 && ls[i-1].shard >= l.shard {
-				t.Fatalf("id %d: shard lists %d: shard %d, %d postings", id, i, l.shard, len(l.list))
+			if len(l.list()) == 0 || int(l.shard) >= shards || i > 0 && ls[i-1].shard >= l.shard {
+				t.Fatalf("id %d: shard lists %d: shard %d, %d postings", id, i, l.shard, len(l.list()))
 			}
 		}
 	}
