@@ -130,7 +130,8 @@ func ReadFileBatches(path string, n int, fn func([]*tooldexv1.Tool) error) error
 // progress are dropped.
 func Batches(name string, data []byte, n int, fn func([]*tooldexv1.Tool) error) error {
 	n = max(n, 1)
-	batch := make([]*tooldexv1.Tool, 0, n)
+	size := min(n, 1024) // a batch's first capacity: n may be huge
+	batch := make([]*tooldexv1.Tool, 0, size)
 	var stop error
 	err := parse(name, data, func(t *tooldexv1.Tool) error {
 		batch = append(batch, t)
@@ -140,7 +141,7 @@ func Batches(name string, data []byte, n int, fn func([]*tooldexv1.Tool) error) 
 		if stop = fn(batch); stop != nil {
 			return stop
 		}
-		batch = make([]*tooldexv1.Tool, 0, n)
+		batch = make([]*tooldexv1.Tool, 0, size)
 		return nil
 	})
 	switch {

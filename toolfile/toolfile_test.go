@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -478,6 +479,7 @@ func TestBatches(t *testing.T) {
 		{desc: "JSON Lines", name: "c.jsonl", data: lines, n: 2, wantSizes: []int{2, 2, 1}},
 		{desc: "exact multiple", name: "c.jsonl", data: lines, n: 5, wantSizes: []int{5}},
 		{desc: "n below 1 means 1", name: "c.jsonl", data: lines, n: 0, wantSizes: []int{1, 1, 1, 1, 1}},
+		{desc: "huge n", name: "c.jsonl", data: lines, n: math.MaxInt, wantSizes: []int{5}},
 		{desc: "detected JSON Lines", name: "c.json", data: lines, n: 3, wantSizes: []int{3, 2}},
 		{desc: "array", name: "c.json", data: array, n: 2, wantSizes: []int{2, 1}},
 		{desc: "fn stops", name: "c.jsonl", data: lines, n: 2, stopAt: 2, wantSizes: []int{2, 2}, wantErr: "stop"},
