@@ -754,13 +754,14 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 			s.and[post.docSlot()] = post.mask() & keep
 		}
 		for _, id := range t.words[1:] {
-			for _, post := range postings(id) {
+			l := postings(id) // one list lookup for both passes
+			for _, post := range l {
 				s.tmp[post.docSlot()] = post.mask()
 			}
 			for _, post := range first {
 				s.and[post.docSlot()] &= s.tmp[post.docSlot()]
 			}
-			for _, post := range postings(id) {
+			for _, post := range l {
 				s.tmp[post.docSlot()] = 0
 			}
 		}
