@@ -247,7 +247,8 @@ type prepared struct {
 	dwords []docWord
 
 	// Scratch.
-	text      []string
+	text      analysis.QueryText
+	wtext     []string
 	counts    map[string]tfs
 	masks     map[string]uint8
 	buf, wbuf []byte
@@ -455,9 +456,9 @@ func (ix *Index) prepare(in Doc) *prepared {
 		if text == "" || w <= 0 {
 			return
 		}
-		p.text = ix.an.Terms(p.text[:0], text)
-		p.stat.flen[f] = uint32(min(len(p.text), math.MaxUint32))
-		for _, t := range p.text {
+		ix.an.Analyze(&p.text, text, true, false)
+		p.stat.flen[f] = uint32(min(len(p.text.Terms), math.MaxUint32))
+		for _, t := range p.text.Terms {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {
 				c[f]++
@@ -484,10 +485,12 @@ func (ix *Index) prepare(in Doc) *prepared {
 	for _, part := range p.parts {
 		masks[part] |= fieldName
 	}
-	for _, w := range analysis.Words(in.SearchHint) {
+	p.wtext = analysis.AppendWords(p.wtext[:0], in.SearchHint)
+	for _, w := range p.wtext {
 		masks[w] |= fieldHint
 	}
-	for _, w := range analysis.Words(in.Description) {
+	p.wtext = analysis.AppendWords(p.wtext[:0], in.Description)
+	for _, w := range p.wtext {
 		masks[w] |= fieldDesc
 	}
 	p.words = slices.AppendSeq(p.words[:0], maps.Keys(masks))
@@ -503,7 +506,8 @@ func (ix *Index) prepare(in Doc) *prepared {
 func (ix *Index) release(p *prepared) {
 	clear(p.counts)
 	clear(p.masks)
-	clear(p.text)
+	p.text.Reset()
+	clear(p.wtext)
 	clear(p.terms)
 	clear(p.words)
 	p.d, p.keys, p.boostKeys, p.parts = nil, nil, nil, nil

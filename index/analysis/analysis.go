@@ -92,7 +92,9 @@ func (a *Analyzer) Stem(w string) string {
 	s = english.Stem(w, true)
 	a.mu.Lock()
 	if len(a.stems) < maxStemCache {
-		a.stems[w] = s
+		// Copies: w and s may be slices of a whole query or
+		// description, which the cache would keep alive.
+		a.stems[strings.Clone(w)] = strings.Clone(s)
 	}
 	a.mu.Unlock()
 	return s
@@ -121,8 +123,9 @@ func Tokens(text string) []Token {
 	return tokensASCII(text)
 }
 
-// QueryText is the analysis of one query for every pass that needs it,
-// reusable: Analyze keeps its arrays for the next query.
+// QueryText is the analysis of one query for every pass that needs it
+// (or of one field of a document), reusable: Analyze keeps its arrays for
+// the next text.
 type QueryText struct {
 	// Tokens are Tokens(text).
 	Tokens []Token
@@ -192,6 +195,7 @@ func (b *tokenBuf) reset() {
 // ascii appends the tokens of ASCII text to b.out.
 func (b *tokenBuf) ascii(text string) {
 	parts, ends := b.parts, b.ends[:0]
+	low := lowerASCII(text) // parts are slices of it: one copy at most
 	i := 0
 	for i < len(text) {
 		if !isWordByte(text[i]) {
@@ -210,7 +214,7 @@ func (b *tokenBuf) ascii(text string) {
 			}
 			break
 		}
-		if more := splitIdentifierASCII(parts, text[start:i]); len(more) > len(parts) {
+		if more := splitIdentifierLower(parts, text[start:i], low[start:i]); len(more) > len(parts) {
 			parts = more
 			ends = append(ends, int32(len(parts)))
 		}
@@ -440,6 +444,29 @@ func Words(text string) []string {
 	return out
 }
 
+// AppendWords appends the words of Words(text) to dst, in text order and
+// possibly more than once each, for callers that count or deduplicate
+// them anyway. ASCII text is split with one copy at most (a lower-case
+// one, when it has capitals).
+func AppendWords(dst []string, text string) []string {
+	if !isASCII(text) {
+		return append(dst, Words(text)...)
+	}
+	low := lowerASCII(text)
+	for i := 0; i < len(low); {
+		if !isWordByte(low[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(low) && isWordByte(low[i]) {
+			i++
+		}
+		dst = append(dst, low[start:i])
+	}
+	return dst
+}
+
 // SplitIdentifier splits one word into lower-case parts at "_", "-", ".",
 // ":", "/" and other non-alphanumeric runes, and at camelCase boundaries
 // (lower→Upper, and before the last capital of an acronym: HTTPServer →
@@ -464,10 +491,16 @@ func isDigitASCII(c byte) bool { return c >= '0' && c <= '9' }
 // splitIdentifierASCII is SplitIdentifier for ASCII input, slicing s
 // instead of building strings; it appends the parts to parts.
 func splitIdentifierASCII(parts []string, s string) []string {
+	return splitIdentifierLower(parts, s, lowerASCII(s))
+}
+
+// splitIdentifierLower is splitIdentifierASCII with s in lower case
+// given: low, of s's length. The parts are slices of low.
+func splitIdentifierLower(parts []string, s, low string) []string {
 	start := -1
 	emit := func(end int) {
 		if start >= 0 && end > start {
-			parts = append(parts, lowerASCII(s[start:end]))
+			parts = append(parts, low[start:end])
 		}
 		start = -1
 	}

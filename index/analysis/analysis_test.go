@@ -184,12 +184,16 @@ func TestWords(t *testing.T) {
 		{"NotebookEdit", []string{"notebookedit"}},
 		{"Send a message, a reply.", []string{"send", "a", "message", "reply"}},
 		{"don't stop", []string{"don", "t", "stop"}},
+		{"Send it, send IT again", []string{"send", "it", "again"}},
 		{"定时任务 cron", []string{"定时任务", "cron"}},
 		{"", nil},
 	}
 	for _, tt := range tests {
 		if got := Words(tt.in); !slices.Equal(got, tt.want) {
 			t.Errorf("Words(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if got := slices.Compact(slices.Sorted(slices.Values(AppendWords(nil, tt.in)))); !slices.Equal(got, slices.Sorted(slices.Values(tt.want))) {
+			t.Errorf("AppendWords(%q), sorted and distinct = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -163,6 +164,16 @@ func checkSameAsRef(t *testing.T, a *Analyzer, s string) {
 	}
 	if got, want := SplitIdentifier(s), refSplitIdentifier(s); !reflect.DeepEqual(got, want) {
 		t.Fatalf("SplitIdentifier(%q) = %q, reference %q", s, got, want)
+	}
+	// AppendWords may repeat words; in first-seen order they are Words.
+	var distinct []string
+	for _, w := range AppendWords([]string{"kept"}, s)[1:] {
+		if !slices.Contains(distinct, w) {
+			distinct = append(distinct, w)
+		}
+	}
+	if want := Words(s); !slices.Equal(distinct, want) {
+		t.Fatalf("AppendWords(%q), distinct = %q, Words %q", s, distinct, want)
 	}
 }
 
