@@ -37,36 +37,75 @@ import (
 // An entry does not keep a light tool either: a generated message is about
 // 180 bytes of fields and internal state per tool, most of them empty.
 // It keeps the fields every tool has (name, description, source, loading,
-// the wire bytes) in its own struct, the rarely set ones in a Tool of
-// their own (extra, nil for most tools), and builds light tools per
+// the wire bytes) in its own 64-byte struct and one block, the rarely set
+// ones in a Tool of their own (extra, nil for most tools), what is made
+// after registration for few tools (host set, schema JSON, validator) in
+// a state of its own (nil for most tools), and builds light tools per
 // response (entry.lightInto; a response's tools in one allocation).
 //
 // In-process callers of the RPC methods get full tools (full); the gRPC
 // handlers registered by RegisterDiscoveryService send light tools as they
 // are.
 
-// entry is one registered tool. Its fields are set by buildEntry and never
-// modified afterwards, except hosts (under Server.mu) and the lazily built
-// schemaText and check.
+// entry is one registered tool. Its fields are set by makeEntry and never
+// modified afterwards; what is made later (the host set, the schema's JSON,
+// the validator) lives in its state. It is 64 bytes: the fields every tool
+// has, a pointer to one block holding its texts and bytes, and lengths
+// into it.
 type entry struct {
 	name string
-	// text is the description followed by the parameter summary rendered
-	// for Search (description = text[:descLen]), and wire is the light
-	// tool's unknown fields: those the tool was registered with, then
-	// input_schema's wire bytes. Both are one allocation (see buildEntry).
-	text string
-	wire []byte
+	// data is the entry's block: the description (descLen bytes), the
+	// parameter summary's recipe (sumLen bytes, see summary.go), then the light
+	// tool's unknown fields (wireLen bytes): those the tool was registered
+	// with, then input_schema's wire bytes. One allocation (see makeEntry);
+	// nil when all three are empty.
+	data *byte
 	// source is interned (Server.sources).
 	source *tooldexv1.ToolSource
 	// extra holds the fields few tools set: search_hint, always_load,
 	// annotations, aliases, and an input schema that could not be encoded
 	// (see encodeSchema). It is nil when the tool sets none of them and
-	// has no unknown fields of its own (so wire is the schema's bytes
-	// alone).
+	// has no unknown fields of its own (so the unknown fields are the
+	// schema's bytes alone).
 	extra *tooldexv1.Tool
-	// hosts are the host sessions serving the tool. A tool a host
-	// registered (source origin HOST) leaves the catalog with its last
-	// host; one a frontend or catalog registered stays.
+	// state is made by the first use of what it holds (entry.st); nil
+	// for most tools.
+	state atomic.Pointer[entryState]
+	// sumLen and wireLen are the lengths of the summary's recipe and the
+	// unknown fields, descLen the description's; lineOff and lineLen place the
+	// description's first line (oneLine) in it. Registration caps
+	// descriptions at MaxDescription bytes, which 16 bits hold.
+	sumLen, wireLen           uint32
+	descLen, lineOff, lineLen uint16
+	// loading is the tool's tooldexv1.Loading (entry.load).
+	loading uint8
+	flags   entryFlags
+}
+
+// entryFlags are an entry's yes-or-no facts.
+type entryFlags uint8
+
+const (
+	// flagLineCut says the description's first line was cut (rendered with
+	// "…" after it).
+	flagLineCut entryFlags = 1 << iota
+	// flagHasSchema says the tool has an input schema: Execute validates
+	// parameters against it.
+	flagHasSchema
+	// flagSummaryText says the block holds the parameter summary as text,
+	// not as a recipe: the tool's schema could not be encoded (see
+	// encodeSchema), so there are no stored bytes to read names from.
+	flagSummaryText
+)
+
+func (e *entry) lineCut() bool   { return e.flags&flagLineCut != 0 }
+func (e *entry) hasSchema() bool { return e.flags&flagHasSchema != 0 }
+
+// entryState is what an entry makes after registration, for few tools.
+type entryState struct {
+	// hosts are the host sessions serving the tool, under Server.mu. A
+	// tool a host registered (source origin HOST) leaves the catalog with
+	// its last host; one a frontend or catalog registered stays.
 	hosts map[string]bool
 	// schemaText is the input schema as compact JSON ("" when the tool has
 	// none), for select: and Discover text and for the JSON schema view
@@ -76,28 +115,81 @@ type entry struct {
 	// new entry, so the copy goes with the old one.
 	schemaText atomic.Pointer[string]
 	// check is the compiled validator and the fast-path checker, made by
-	// the tool's first Execute (entry.checker); nil until then.
-	check   atomic.Pointer[lazySchema]
-	loading tooldexv1.Loading
-	// descLen is the description's length; lineOff and lineLen place the
-	// description's first line (oneLine) in it, and lineCut says it was
-	// cut (rendered with "…" after it). Registration caps descriptions at
-	// MaxDescription bytes, which 16 bits hold.
-	descLen, lineOff, lineLen uint16
-	lineCut                   bool
-	// hasSchema says the tool has an input schema: Execute validates
-	// parameters against it.
-	hasSchema bool
+	// the tool's first Execute (entry.checker).
+	check lazySchema
 }
 
-// Entry offsets are 16 bits: this fails to compile if registration
-// accepts longer descriptions.
+// Entry offsets into the description are 16 bits: this fails to compile
+// if registration accepts longer descriptions.
 const _ = uint16(MaxDescription)
 
-func (e *entry) description() string { return e.text[:e.descLen] }
+// An entry fits a 64-byte size class: this fails to compile if it grows
+// past it.
+var _ [64 - unsafe.Sizeof(entry{})]byte
 
-// params is the parameter summary rendered for Search (ParamSummary).
-func (e *entry) params() string { return e.text[e.descLen:] }
+// st returns the entry's state, making it on first use.
+func (e *entry) st() *entryState {
+	if p := e.state.Load(); p != nil {
+		return p
+	}
+	p := &entryState{}
+	if e.state.CompareAndSwap(nil, p) {
+		return p
+	}
+	return e.state.Load()
+}
+
+// hosts returns the host sessions serving the tool (nil when none). The
+// caller holds Server.mu.
+func (e *entry) hosts() map[string]bool {
+	if p := e.state.Load(); p != nil {
+		return p.hosts
+	}
+	return nil
+}
+
+// load returns the tool's loading.
+func (e *entry) load() tooldexv1.Loading { return tooldexv1.Loading(e.loading) }
+
+func (e *entry) description() string { return unsafe.String(e.data, int(e.descLen)) }
+
+// hasParams reports whether the tool's parameter summary is not empty.
+func (e *entry) hasParams() bool { return e.sumLen > 0 }
+
+// paramsSize estimates the parameter summary's length (for a buffer's
+// capacity): a recipe's item of 3 or 4 bytes renders as a name, a type and
+// up to 16 bytes more.
+func (e *entry) paramsSize() int {
+	if e.flags&flagSummaryText != 0 {
+		return int(e.sumLen)
+	}
+	return 8 * int(e.sumLen)
+}
+
+// appendParams appends the parameter summary rendered for Search
+// (ParamSummary) to b.
+func (e *entry) appendParams(b []byte) []byte {
+	if e.sumLen == 0 {
+		return b
+	}
+	r := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e.data), int(e.descLen))), int(e.sumLen))
+	if e.flags&flagSummaryText != 0 {
+		return append(b, r...)
+	}
+	return appendSummary(b, r, e.wire())
+}
+
+// wire returns the light tool's unknown fields (see entry.data). Its
+// capacity is its length, and it ends the block, so an append to it (proto
+// never does one on a message it marshals) reallocates instead of writing
+// past it.
+func (e *entry) wire() []byte {
+	if e.wireLen == 0 {
+		return nil
+	}
+	p := (*byte)(unsafe.Add(unsafe.Pointer(e.data), int(e.descLen)+int(e.sumLen)))
+	return unsafe.Slice(p, int(e.wireLen))
+}
 
 func (e *entry) searchHint() string { return e.extra.GetSearchHint() }
 func (e *entry) aliases() []string  { return e.extra.GetAliases() }
@@ -116,7 +208,7 @@ func (e *entry) oneLineLen() int { return int(e.lineLen) + len(ellipsis) }
 // appendOneLine appends the description's first line as Search shows it.
 func (e *entry) appendOneLine(b []byte) []byte {
 	b = append(b, e.lineText()...)
-	if e.lineCut {
+	if e.lineCut() {
 		b = append(b, ellipsis...)
 	}
 	return b
@@ -124,7 +216,7 @@ func (e *entry) appendOneLine(b []byte) []byte {
 
 // oneLine returns the description's first line as oneLine renders it.
 func (e *entry) oneLine() string {
-	if e.lineCut {
+	if e.lineCut() {
 		return e.lineText() + ellipsis
 	}
 	return e.lineText()
@@ -137,7 +229,7 @@ func (e *entry) lightInto(t *tooldexv1.Tool, withSchema bool) {
 	t.Name = e.name
 	t.Description = e.description()
 	t.Source = e.source
-	t.Loading = e.loading
+	t.Loading = e.load()
 	if x := e.extra; x != nil {
 		t.SearchHint = x.SearchHint
 		t.AlwaysLoad = x.AlwaysLoad
@@ -147,11 +239,11 @@ func (e *entry) lightInto(t *tooldexv1.Tool, withSchema bool) {
 			t.InputSchema = x.InputSchema
 		}
 	}
-	u := e.wire
+	u := e.wire()
 	if !withSchema && len(u) > 0 {
 		u = nil
 		if e.extra != nil { // the tool's own unknown fields may come first
-			u = withoutSchema(e.wire)
+			u = withoutSchema(e.wire())
 		}
 	}
 	if len(u) > 0 {
@@ -177,27 +269,28 @@ func (e *entry) inputSchema() *structpb.Struct {
 	if s := e.extra.GetInputSchema(); s != nil {
 		return s // kept as a Struct (see encodeSchema)
 	}
-	return decodeSchema(e.name, e.wire)
+	return decodeSchema(e.name, e.wire())
 }
 
 // schemaJSON returns the tool's input schema as compact JSON, rendered
 // once; "" when the tool has none.
 func (e *entry) schemaJSON() string {
-	if p := e.schemaText.Load(); p != nil {
+	st := e.st()
+	if p := st.schemaText.Load(); p != nil {
 		return *p
 	}
 	var js string
 	if s := e.inputSchema(); s != nil {
 		js = schemaJSON(s)
 	}
-	e.schemaText.Store(&js)
+	st.schemaText.Store(&js)
 	return js
 }
 
 // sameDefinition reports whether two entries define the same tool,
 // whoever registered them (source and loading aside).
 func (e *entry) sameDefinition(o *entry) bool {
-	return e.name == o.name && e.description() == o.description() && string(e.wire) == string(o.wire) &&
+	return e.name == o.name && e.description() == o.description() && string(e.wire()) == string(o.wire()) &&
 		proto.Equal(e.extraOrZero(), o.extraOrZero())
 }
 
@@ -226,8 +319,11 @@ const inputSchemaField = 4
 type prepared struct {
 	// paramText is the index's parameter text (index.ParamText).
 	paramText string
-	// summary is the parameter summary for Search (ParamSummary).
-	summary string
+	// summary is the parameter summary for Search: its recipe
+	// (appendRecipe), or its text (ParamSummary) when the schema could not
+	// be encoded (summaryText).
+	summary     string
+	summaryText bool
 	// wireFrom and wireTo place input_schema's wire bytes in the buffer
 	// prepareTool appended them to; wireFrom == wireTo when the tool has
 	// no schema or it cannot be encoded (see encodeSchema).
@@ -258,10 +354,16 @@ func prepareTool(t *tooldexv1.Tool, doc map[string]any, buf []byte) (prepared, [
 		doc = s.AsMap()
 	}
 	p.paramText = index.ParamText(doc)
-	p.summary = ParamSummary(s)
 	p.wireFrom = len(buf)
 	buf = encodeSchema(buf, s)
 	p.wireTo = len(buf)
+	if w := p.wire(buf); w != nil {
+		_, _, n := protowire.ConsumeTag(w)
+		_, m := protowire.ConsumeVarint(w[n:])
+		p.summary = string(appendRecipe(nil, w[n+m:]))
+	} else {
+		p.summary, p.summaryText = ParamSummary(s), true
+	}
 	return p, buf
 }
 
@@ -293,32 +395,35 @@ func makeEntry(t *tooldexv1.Tool, p prepared, buf []byte, src *tooldexv1.ToolSou
 	desc := t.GetDescription()
 	unknown := t.ProtoReflect().GetUnknown()
 	e := &entry{
-		name:      strings.Clone(t.GetName()), // not the request's: it sits among garbage
-		source:    src,
-		loading:   loading,
-		hasSchema: p.hasSchema,
-		descLen:   uint16(len(desc)),
+		name:    strings.Clone(t.GetName()), // not the request's: it sits among garbage
+		source:  src,
+		loading: uint8(loading),
+		descLen: uint16(len(desc)),
+		sumLen:  uint32(len(p.summary)),
+		wireLen: uint32(len(unknown) + len(wire)),
 	}
-	e.lineOff, e.lineLen, e.lineCut = oneLineSpan(desc)
-	// The description, the summary and the wire bytes in one allocation:
-	// they live and die together. The text part is read as a string
-	// (unsafe.String): nothing writes to the block after this function,
-	// and the wire part is the block's tail, sliced to its end, so an
-	// append to a light tool's unknown fields (proto never does one on a
-	// message it marshals) reallocates instead of writing into the text.
-	if n := len(desc) + len(p.summary) + len(unknown) + len(wire); n > 0 {
+	var cut bool
+	e.lineOff, e.lineLen, cut = oneLineSpan(desc)
+	if cut {
+		e.flags |= flagLineCut
+	}
+	if p.hasSchema {
+		e.flags |= flagHasSchema
+	}
+	if p.summaryText {
+		e.flags |= flagSummaryText
+	}
+	// The description, the summary and the unknown fields in one
+	// allocation: they live and die together. The text part is read as a
+	// string (unsafe.String): nothing writes to the block after this
+	// function.
+	if n := len(desc) + len(p.summary) + int(e.wireLen); n > 0 {
 		block := make([]byte, 0, n)
 		block = append(block, desc...)
 		block = append(block, p.summary...)
-		textLen := len(block)
 		block = append(block, unknown...)
 		block = append(block, wire...)
-		if textLen > 0 {
-			e.text = unsafe.String(&block[0], textLen)
-		}
-		if len(block) > textLen {
-			e.wire = block[textLen:len(block):len(block)]
-		}
+		e.data = &block[0]
 	}
 	if t.GetSearchHint() != "" || t.GetAlwaysLoad() || t.GetAnnotations() != nil || len(t.GetAliases()) > 0 ||
 		len(unknown) > 0 || p.hasSchema && wire == nil {
@@ -355,7 +460,7 @@ func (e *entry) indexDoc(paramText string) index.Doc {
 		Description: e.description(),
 		SearchHint:  e.searchHint(),
 		Params:      paramText,
-		Core:        e.loading == tooldexv1.Loading_LOADING_CORE,
+		Core:        e.load() == tooldexv1.Loading_LOADING_CORE,
 	}
 }
 
@@ -484,18 +589,8 @@ type lazySchema struct {
 	fast     *fastCheck
 }
 
-// checker returns the entry's lazySchema, making it on first use; the
-// entry must have a schema.
-func (e *entry) checker() *lazySchema {
-	if l := e.check.Load(); l != nil {
-		return l
-	}
-	l := &lazySchema{}
-	if e.check.CompareAndSwap(nil, l) {
-		return l
-	}
-	return e.check.Load()
-}
+// checker returns the entry's lazySchema; the entry must have a schema.
+func (e *entry) checker() *lazySchema { return &e.st().check }
 
 // fastChecker returns the schema's fast-path checker, building it on first
 // use; nil when the schema is not simple enough for one.

@@ -57,7 +57,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if err != nil {
 		return nil, "invalid", "", err
 	}
-	if e.hasSchema {
+	if e.hasSchema() {
 		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
 			if instance == nil {
 				instance = params.structured.AsMap()

@@ -232,22 +232,23 @@ func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*
 		case old.sameDefinition(e):
 			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
 			e = old
-		case old.hostOwned() && (len(old.hosts) == 0 || len(old.hosts) == 1 && old.hosts[sess.ID()]):
+		case old.hostOwned() && (len(old.hosts()) == 0 || len(old.hosts()) == 1 && old.hosts()[sess.ID()]):
 			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
 		default:
 			res.Rejected = fmt.Sprintf("name taken: %q is registered by %s with a different definition", name, describeSource(old.source))
 			continue
 		}
 		if e != old {
-			if old != nil {
-				e.hosts = old.hosts
+			if old != nil && old.hosts() != nil {
+				e.st().hosts = old.hosts()
 			}
 			s.put(e, paramText)
 		}
-		if e.hosts == nil {
-			e.hosts = make(map[string]bool)
+		st := e.st()
+		if st.hosts == nil {
+			st.hosts = make(map[string]bool)
 		}
-		e.hosts[sess.ID()] = true
+		st.hosts[sess.ID()] = true
 		served = append(served, e.name) // the entry's copy, not the request's
 	}
 	sess.AddTools(served...)
@@ -260,7 +261,7 @@ func (s *Server) hostReleaseAll(sessionID string) int {
 	s.mu.RLock()
 	var names []string
 	for name, e := range s.tools {
-		if e.hosts[sessionID] {
+		if e.hosts()[sessionID] {
 			names = append(names, name)
 		}
 	}
@@ -277,11 +278,11 @@ func (s *Server) hostRelease(sessionID string, names []string) int {
 	removed := 0
 	for _, name := range names {
 		e := s.tools[name]
-		if e == nil || !e.hosts[sessionID] {
+		if e == nil || !e.hosts()[sessionID] {
 			continue
 		}
-		delete(e.hosts, sessionID)
-		if e.hostOwned() && len(e.hosts) == 0 {
+		delete(e.hosts(), sessionID)
+		if e.hostOwned() && len(e.hosts()) == 0 {
 			s.drop(name)
 			removed++
 		}

@@ -42,7 +42,7 @@ func (s *Server) getManifest(req *tooldexv1.GetManifestRequest) (*tooldexv1.GetM
 		if entry[name] || visible != nil && !visible(name) {
 			continue // the entry tools are the manifest's own definitions
 		}
-		switch e.loading {
+		switch e.load() {
 		case tooldexv1.Loading_LOADING_CORE:
 			core = append(core, e.full())
 		case tooldexv1.Loading_LOADING_DEFERRED:

@@ -111,7 +111,7 @@ func renderSize(query string, entries []*entry, withSchemas bool) int {
 	for _, e := range entries {
 		n += 40 + len(e.name) + e.oneLineLen()
 		if !withSchemas {
-			n += len(e.params())
+			n += e.paramsSize()
 		}
 	}
 	return n
@@ -141,7 +141,7 @@ func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry
 		b = append(b, " (score "...)
 		b = strconv.AppendFloat(b, res.GetScore(), 'f', 2, 64)
 		b = append(b, ')')
-		if e.lineLen > 0 || e.lineCut {
+		if e.lineLen > 0 || e.lineCut() {
 			b = append(b, ": "...)
 			b = e.appendOneLine(b)
 		}
@@ -154,9 +154,9 @@ func renderResults(b []byte, results []*tooldexv1.SearchResult, entries []*entry
 				b = append(b, defaultSchemaJSON...)
 			}
 			b = append(b, '\n')
-		} else if p := e.params(); p != "" {
+		} else if e.hasParams() {
 			b = append(b, "   Params: "...)
-			b = append(b, p...)
+			b = e.appendParams(b)
 			b = append(b, '\n')
 		}
 	}

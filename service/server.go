@@ -219,7 +219,7 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 	defer s.mu.Unlock()
 	conflicts := &ConflictError{}
 	for i, e := range entries {
-		if old := s.tools[e.name]; old != nil && len(old.hosts) > 0 && !old.sameDefinition(e) {
+		if old := s.tools[e.name]; old != nil && len(old.hosts()) > 0 && !old.sameDefinition(e) {
 			conflicts.add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", e.name)
 		}
 	}
@@ -230,14 +230,16 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 		name := e.name
 		outcome := tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
 		if old := s.tools[name]; old != nil {
-			e.hosts = old.hosts
+			if h := old.hosts(); h != nil {
+				e.st().hosts = h
+			}
 			outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
 			if old.equal(e) {
 				outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
 			}
 		}
 		r := &results[i]
-		r.Name, r.Outcome, r.Loading = name, outcome, e.loading
+		r.Name, r.Outcome, r.Loading = name, outcome, e.load()
 		resp.Results[i] = r
 		if req.GetValidateOnly() || outcome == tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED {
 			continue
@@ -275,8 +277,8 @@ func (s *Server) buildEntry(t *tooldexv1.Tool, p prepared, buf []byte, origin to
 // schema's parameter text (index.ParamText). The caller holds s.mu.
 func (s *Server) put(e *entry, paramText string) {
 	s.tools[e.name] = e
-	s.indexDense(e, e.loading == tooldexv1.Loading_LOADING_DEFERRED)
-	if e.loading == tooldexv1.Loading_LOADING_EXCLUDED {
+	s.indexDense(e, e.load() == tooldexv1.Loading_LOADING_DEFERRED)
+	if e.load() == tooldexv1.Loading_LOADING_EXCLUDED {
 		s.ix.Remove(e.name)
 		return
 	}
@@ -305,7 +307,7 @@ func (s *Server) UnregisterTools(ctx context.Context, req *tooldexv1.UnregisterT
 	defer s.mu.Unlock()
 	conflicts := &ConflictError{}
 	for i, n := range names {
-		if e := s.tools[n]; e != nil && len(e.hosts) > 0 {
+		if e := s.tools[n]; e != nil && len(e.hosts()) > 0 {
 			conflicts.add(fmt.Sprintf("names[%d]", i), "%q is served by connected tool hosts; they remove their own tools", n)
 		}
 	}
@@ -344,7 +346,7 @@ func (s *Server) listTools(req *tooldexv1.ListToolsRequest) *tooldexv1.ListTools
 		if !strings.HasPrefix(name, req.GetNamePrefix()) {
 			continue
 		}
-		if l := req.GetLoading(); l != tooldexv1.Loading_LOADING_UNSPECIFIED && l != e.loading {
+		if l := req.GetLoading(); l != tooldexv1.Loading_LOADING_UNSPECIFIED && l != e.load() {
 			continue
 		}
 		entries = append(entries, e)
