@@ -272,9 +272,11 @@ const (
 type tfs [nFields]uint8
 
 // docStat holds a document's field lengths in terms and the largest term
-// count of each field.
+// count of each field. Lengths saturate at 65,535 terms (tools register
+// descriptions of at most a few thousand), which keeps the statistics of
+// a slot at 12 bytes.
 type docStat struct {
-	flen [nFields]uint32
+	flen [nFields]uint16
 	fmax [nFields]uint8
 }
 
@@ -356,8 +358,8 @@ func New(cfg Config) *Index {
 		keys:      newNameIndex(seed),
 		boost:     newPhrases(),
 		coreBoost: newPhrases(),
-		tf:        newVocab(),
-		kw:        newVocab(),
+		tf:        newVocab(seed),
+		kw:        newVocab(seed),
 		parts:     parts{count: make(map[string]int32), grams: make(map[string][]string)},
 		partCache: make(map[string][]uint32),
 	}
@@ -457,7 +459,7 @@ func (ix *Index) prepare(in Doc) *prepared {
 			return
 		}
 		ix.an.Analyze(&p.text, text, true, false)
-		p.stat.flen[f] = uint32(min(len(p.text.Terms), math.MaxUint32))
+		p.stat.flen[f] = uint16(min(len(p.text.Terms), math.MaxUint16))
 		for _, t := range p.text.Terms {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {

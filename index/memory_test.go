@@ -60,8 +60,8 @@ func TestRemoveLeavesNothing(t *testing.T) {
 					}
 				}
 			}
-			if len(ix.tf.ids) != 0 || len(ix.kw.ids) != 0 {
-				t.Fatalf("vocabulary left: %d terms, %d words", len(ix.tf.ids), len(ix.kw.ids))
+			if ix.tf.Len() != 0 || ix.kw.Len() != 0 {
+				t.Fatalf("vocabulary left: %d terms, %d words", ix.tf.Len(), ix.kw.Len())
 			}
 			for _, f := range ix.flen {
 				if f != 0 {
@@ -290,9 +290,13 @@ func TestByName(t *testing.T) {
 	}
 }
 
-// TestShardListSize checks that a shard list takes 24 bytes.
+// TestShardListSize checks that a shard list takes 24 bytes and a slot's
+// statistics 12.
 func TestShardListSize(t *testing.T) {
 	if n := unsafe.Sizeof(shardList[tfPost]{}); n != 24 {
 		t.Fatalf("shard list: %d bytes", n)
+	}
+	if n := unsafe.Sizeof(docStat{}); n != 12 {
+		t.Fatalf("slot statistics: %d bytes, want 12", n)
 	}
 }

@@ -8,55 +8,6 @@ import (
 	"github.com/tooldex/tooldex/index/analysis"
 )
 
-// vocab maps strings to dense ids with a document frequency each. Ids of
-// strings whose frequency drops to zero are reused.
-type vocab struct {
-	ids  map[string]uint32
-	strs []string // by id
-	df   []int32
-	free []uint32
-}
-
-func newVocab() vocab { return vocab{ids: make(map[string]uint32)} }
-
-// ref returns the id of s, creating it, and counts one more document.
-func (v *vocab) ref(s string) uint32 {
-	id, ok := v.ids[s]
-	if !ok {
-		if n := len(v.free); n > 0 {
-			id = v.free[n-1]
-			v.free = v.free[:n-1]
-		} else {
-			id = uint32(len(v.df))
-			v.df = append(v.df, 0)
-			v.strs = append(v.strs, "")
-		}
-		// A copy: s may be a slice of the document's text, which it
-		// would keep alive as long as the vocabulary has it.
-		s = strings.Clone(s)
-		v.ids[s] = id
-		v.strs[id] = s
-	}
-	v.df[id]++
-	return id
-}
-
-// unref counts one document less for s and frees its id at zero.
-func (v *vocab) unref(id uint32) {
-	v.df[id]--
-	if v.df[id] == 0 {
-		delete(v.ids, v.strs[id])
-		v.strs[id] = ""
-		v.free = append(v.free, id)
-	}
-}
-
-// lookup returns the id of s if some document has it.
-func (v *vocab) lookup(s string) (uint32, bool) {
-	id, ok := v.ids[s]
-	return id, ok
-}
-
 // parts is the vocabulary of name parts of deferred documents, with a
 // trigram index so that the parts containing a term are found without a
 // scan.
