@@ -115,20 +115,9 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if err != nil {
 		return nil, fmt.Errorf("semantic: encode request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	resp, err := c.post(ctx, body)
 	if err != nil {
-		return nil, fmt.Errorf("semantic: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("semantic: embed: %w", ctxErr)
-		}
-		return nil, fmt.Errorf("%w: %w", ErrEmbedder, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
@@ -139,6 +128,34 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("%w: response larger than %d bytes", ErrEmbedder, maxResponseBytes)
 	}
 	return parseResponse(resp.StatusCode, raw, len(texts))
+}
+
+// post sends an embeddings request. A request that fails before any
+// response is sent once more: embedding has no side effects, and the
+// usual cause is a kept-alive connection the server closed while idle
+// (Node's servers close them after 5 s, Go's client keeps them 90 s),
+// which Go's transport retries by itself only for idempotent methods.
+func (c *Client) post(ctx context.Context, body []byte) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("semantic: %w", err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if c.apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+c.apiKey)
+		}
+		resp, err := c.http.Do(req)
+		if err == nil {
+			return resp, nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("semantic: embed: %w", ctxErr)
+		}
+		if attempt == 1 {
+			return nil, fmt.Errorf("%w: %w", ErrEmbedder, err)
+		}
+	}
 }
 
 // parseResponse checks and decodes an embeddings response for n texts.

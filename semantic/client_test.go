@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -171,6 +172,51 @@ func TestClientUnreachableAndCancelled(t *testing.T) {
 	defer cancel()
 	if _, err := c.Embed(ctx, []string{"a"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("deadline: got %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// TestClientRetriesDroppedConnection checks that a request whose
+// connection the server drops without an answer (as one closed while idle
+// does) is sent once more, and only once.
+func TestClientRetriesDroppedConnection(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		drops     int
+		wantCalls int
+		wantErr   bool
+	}{
+		{"first dropped", 1, 2, false},
+		{"every one dropped", 1000, 2, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := wordServer(t, func(w http.ResponseWriter, r *http.Request, req embedRequest) bool {
+				if int(calls.Add(1)) > tt.drops {
+					return false
+				}
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Errorf("hijack: %v", err)
+					return true
+				}
+				conn.Close()
+				return true
+			})
+			c, _ := NewClient(ClientConfig{URL: srv.URL + "/v1", Model: "m"})
+			vecs, err := c.Embed(context.Background(), []string{"weather"})
+			if got := int(calls.Load()); got != tt.wantCalls {
+				t.Errorf("server saw %d requests, want %d", got, tt.wantCalls)
+			}
+			if tt.wantErr {
+				if !errors.Is(err, ErrEmbedder) {
+					t.Errorf("got %v, want ErrEmbedder", err)
+				}
+				return
+			}
+			if err != nil || len(vecs) != 1 || vecs[0][0] != 1 {
+				t.Errorf("Embed = %v, %v; want the vector of \"weather\"", vecs, err)
+			}
+		})
 	}
 }
 

@@ -85,17 +85,19 @@ func TestFuse(t *testing.T) {
 }
 
 func TestToolText(t *testing.T) {
-	tests := []struct{ name, hint, desc, want string }{
-		{"mcp__github__create_issue", "", "Create an issue.", "github create issue. Create an issue."},
-		{"WebFetch", "fetch url", "  Fetches a page.  ", "WebFetch. fetch url. Fetches a page."},
-		{"a--b", "", "", "a b"},
+	tests := []struct{ name, hint, desc, params, want string }{
+		{"mcp__github__create_issue", "", "Create an issue.", "", "github create issue. Create an issue."},
+		{"WebFetch", "fetch url", "  Fetches a page.  ", "", "WebFetch. fetch url. Fetches a page."},
+		{"a--b", "", "", "", "a b"},
+		{"get_weather", "", "Weather now.", "city\nThe  city name\nunit\ncelsius\nfahrenheit\n", "get weather. Weather now.. Parameters: city; The city name; unit; celsius; fahrenheit;"},
+		{"ping", "", "", " \n ", "ping"},
 	}
 	for _, tt := range tests {
-		if got := ToolText(tt.name, tt.hint, tt.desc); got != tt.want {
-			t.Errorf("ToolText(%q, %q, %q) = %q, want %q", tt.name, tt.hint, tt.desc, got, tt.want)
+		if got := ToolText(tt.name, tt.hint, tt.desc, tt.params); got != tt.want {
+			t.Errorf("ToolText(%q, %q, %q, %q) = %q, want %q", tt.name, tt.hint, tt.desc, tt.params, got, tt.want)
 		}
 	}
-	long := ToolText("x", "", strings.Repeat("é", MaxToolText))
+	long := ToolText("x", "", strings.Repeat("é", MaxToolText), "")
 	if len(long) > MaxToolText || !utf8.ValidString(long) {
 		t.Errorf("long text: %d bytes, valid UTF-8 %v; want ≤ %d and valid", len(long), utf8.ValidString(long), MaxToolText)
 	}

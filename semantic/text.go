@@ -11,8 +11,12 @@ const MaxToolText = 2000
 
 // ToolText is what is embedded for a tool: its name as words
 // ("mcp__github__create_issue" reads "github create issue"), its search
-// hint and its description, cut to MaxToolText bytes on a rune boundary.
-func ToolText(name, hint, description string) string {
+// hint, its description and its parameter text (the index's ParamText:
+// parameter names, descriptions and enum values, read as "Parameters: a;
+// b; ..."), cut to MaxToolText bytes on a rune boundary. With the
+// parameters, fusing a sentence embedder never ranked a dataset below the
+// lexical ranking (docs/BENCHMARKS.md); without them it did.
+func ToolText(name, hint, description, params string) string {
 	name = strings.TrimPrefix(name, "mcp__")
 	var b strings.Builder
 	b.Grow(len(name) + len(hint) + len(description) + 4)
@@ -33,6 +37,13 @@ func ToolText(name, hint, description string) string {
 			b.WriteString(". ")
 			b.WriteString(part)
 		}
+	}
+	// ParamText puts each name, description and enum value on a line of
+	// its own: "; " separates them here.
+	if strings.TrimSpace(params) != "" {
+		p := strings.Join(strings.Fields(strings.ReplaceAll(params, "\n", "; ")), " ")
+		b.WriteString(". Parameters: ")
+		b.WriteString(p)
 	}
 	s := b.String()
 	if len(s) > MaxToolText {

@@ -44,7 +44,7 @@ type Config struct {
 	// each ranked query, and the two rankings are fused.
 	Semantic *semantic.Store
 	// SemanticRatio is the dense share of a fused score, in (0, 1]; 0
-	// means 0.5.
+	// means DefaultSemanticRatio.
 	SemanticRatio float64
 	// SemanticTimeout bounds embedding a query; past it the lexical
 	// ranking answers alone. 0 means 250ms.
@@ -277,7 +277,7 @@ func (s *Server) buildEntry(t *tooldexv1.Tool, p prepared, buf []byte, origin to
 // schema's parameter text (index.ParamText). The caller holds s.mu.
 func (s *Server) put(e *entry, paramText string) {
 	s.tools[e.name] = e
-	s.indexDense(e, e.load() == tooldexv1.Loading_LOADING_DEFERRED)
+	s.indexDense(e, e.load() == tooldexv1.Loading_LOADING_DEFERRED, paramText)
 	if e.load() == tooldexv1.Loading_LOADING_EXCLUDED {
 		s.ix.Remove(e.name)
 		return

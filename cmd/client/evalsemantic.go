@@ -30,7 +30,7 @@ func (f *semanticFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "embedder-url", "", "OpenAI-compatible embeddings API base (http://host:port/v1): adds a 'semantic' row, hybrid fused with dense retrieval")
 	fs.StringVar(&f.model, "embedder-model", "", "embedding model name")
 	fs.StringVar(&f.keyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key")
-	fs.Float64Var(&f.ratio, "semantic-ratio", 0.5, "dense share of the fused score, 0..1")
+	fs.Float64Var(&f.ratio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused score, 0..1")
 }
 
 // ranker embeds every tool (waiting until all are done) and returns the
@@ -49,7 +49,7 @@ func (f *semanticFlags) ranker(ix *index.Index, tools []eval.Tool) (eval.Ranker,
 		<-done
 	}
 	for _, t := range tools {
-		st.Put(t.Name, semantic.ToolText(t.Name, "", t.Description))
+		st.Put(t.Name, semantic.ToolText(t.Name, "", t.Description, index.ParamText(t.InputSchema)))
 	}
 	for {
 		s := st.Stats()

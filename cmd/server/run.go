@@ -105,7 +105,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
-	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0.5, "dense share of the fused ranking score, in (0, 1]")
+	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

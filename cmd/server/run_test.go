@@ -77,7 +77,7 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 			name: "embedder from env",
 			env:  map[string]string{"TOOLDEX_EMBEDDER_URL": "http://127.0.0.1:11434/v1", "TOOLDEX_EMBEDDER_MODEL": "nomic-embed-text"},
 			check: func(c *config) string {
-				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == 0.5, "embedder settings", c)
+				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == service.DefaultSemanticRatio, "embedder settings", c)
 			},
 		},
 		{name: "embedder without model", args: []string{"--embedder-url", "http://h/v1"}, wantErr: "--embedder-model"},
