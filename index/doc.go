@@ -41,14 +41,15 @@
 // kept sorted by slot, a removed document's slot is tombstoned, and lists
 // and shards are compacted once half of them is dead.
 //
-// The index is sized for large catalogs (about 800 bytes a tool at 100k
+// The index is sized for large catalogs (about 700 bytes a tool at 100k
 // tools, by the client's bench memory). A document keeps its name and its
 // forward lists (keyword words and terms, for its removal) as varint id
 // gaps in one string; what derives from its name (name parts, exact-name
 // spellings, name phrases) is recomputed when it leaves, and exact-name
 // spellings are looked up by hash; they also find a document by its name,
-// so no map by name is kept. Keyword postings take 4 bytes, text
-// postings 8, and full lists grow by an eighth. A term's or word's lists
+// so no map by name is kept. The vocabularies find a string through a
+// table of 4-byte ids (vocab.go), not a map by string. Keyword postings
+// take 4 bytes, text postings 8, and full lists grow by an eighth. A term's or word's lists
 // are held for the shards that have postings of it only (lists.go), so
 // memory follows the postings, not the vocabulary times the shards.
 //
