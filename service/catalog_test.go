@@ -597,14 +597,7 @@ func TestStoredToolsOverGRPC(t *testing.T) {
 // compiler must not have changed it.
 func TestValidatedSchemaDoc(t *testing.T) {
 	for _, js := range hostileSchemas() {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(js), &m); err != nil {
-			t.Fatal(err)
-		}
-		s, err := structpb.NewStruct(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustStruct(t, js)
 		doc := validateTool(&ValidationError{}, "t", &tooldexv1.Tool{Name: "t", InputSchema: s})
 		if doc == nil {
 			continue

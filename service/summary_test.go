@@ -72,15 +72,7 @@ func checkParamSummary(t *testing.T, s *structpb.Struct) {
 // the demo catalog and random schemas.
 func TestParamSummaryWire(t *testing.T) {
 	for _, js := range append(summarySchemas(), hostileSchemas()...) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(js), &m); err != nil {
-			t.Fatal(err)
-		}
-		s, err := structpb.NewStruct(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkParamSummary(t, s)
+		checkParamSummary(t, mustStruct(t, js))
 	}
 	tools, err := toolfile.Parse(demo.Name, demo.Catalog)
 	if err != nil {
