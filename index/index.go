@@ -48,9 +48,18 @@ func ParseScorer(s string) (Scorer, error) {
 	return 0, fmt.Errorf("unknown scorer %q (want bm25f or cosine)", s)
 }
 
+// MaxDefaultShards caps the default shard count. Below parallelMin
+// documents the shards are scored one after the other, and each costs a
+// fixed 3–9 µs a query (its lists looked up, its windows scanned): at 10k
+// tools 8 shards answer about 1.6x slower than 2, and most catalogs are far
+// smaller than parallelMin. Above it, more shards than cores only add that
+// cost (docs/BENCHMARKS.md).
+const MaxDefaultShards = 4
+
 // Config tunes an Index. Zero fields take the defaults of DefaultConfig.
 type Config struct {
-	// Shards is the number of shards; 0 means GOMAXPROCS.
+	// Shards is the number of shards; 0 means GOMAXPROCS, at most
+	// MaxDefaultShards.
 	Shards int
 	// Scorer is the text scorer: BM25F (the default) or the spec's cosine.
 	Scorer Scorer
@@ -83,7 +92,7 @@ type Config struct {
 // 4 NDCG points worse on bfcl). SpecConfig is the spec's.
 func DefaultConfig() Config {
 	return Config{
-		Shards:        runtime.GOMAXPROCS(0),
+		Shards:        min(runtime.GOMAXPROCS(0), MaxDefaultShards),
 		Scorer:        ScorerBM25F,
 		KeywordWeight: DefaultKeywordWeight, TFIDFWeight: DefaultTextWeight,
 		MinTFIDF: 0.10, NameBoost: -1,

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"runtime"
 	"testing"
 )
 
@@ -137,6 +138,19 @@ func TestQueryTermSaturation(t *testing.T) {
 		}
 		if got := (a.TFIDF * a.TFIDF) / (b.TFIDF * b.TFIDF); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("k3 %v: alpha×3 weighs %v times beta, want %v", tc.k3, got, tc.want)
+		}
+	}
+}
+
+// TestDefaultShards checks that the default shard count follows GOMAXPROCS
+// up to MaxDefaultShards.
+func TestDefaultShards(t *testing.T) {
+	for _, procs := range []int{1, 2, 4, 16} {
+		old := runtime.GOMAXPROCS(procs)
+		got := DefaultConfig().Shards
+		runtime.GOMAXPROCS(old)
+		if want := min(procs, MaxDefaultShards); got != want {
+			t.Errorf("GOMAXPROCS %d: %d default shards, want %d", procs, got, want)
 		}
 	}
 }
