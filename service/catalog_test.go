@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -331,15 +330,8 @@ func FuzzLightTool(f *testing.F) {
 		f.Add(s, "description")
 	}
 	f.Fuzz(func(t *testing.T, js, desc string) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(js), &m); err != nil || m == nil {
-			return
-		}
-		s, err := structpb.NewStruct(m)
-		if err != nil {
-			return
-		}
-		if len(desc) > MaxDescription {
+		s := structOf(js)
+		if s == nil || len(desc) > MaxDescription {
 			return
 		}
 		tl := &tooldexv1.Tool{Name: "t", Description: desc, InputSchema: s, Loading: tooldexv1.Loading_LOADING_DEFERRED}

@@ -64,6 +64,20 @@ func newTestEnvConfig(t *testing.T, cfg Config) tooldexv1.DiscoveryServiceClient
 	return tooldexv1.NewDiscoveryServiceClient(conn)
 }
 
+// structOf parses a JSON object into a Struct; nil when js is not one (a
+// fuzz target skips such input).
+func structOf(js string) *structpb.Struct {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(js), &m); err != nil || m == nil {
+		return nil
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
 // mustStruct parses a JSON object into a Struct.
 func mustStruct(t testing.TB, js string) *structpb.Struct {
 	t.Helper()
