@@ -177,11 +177,13 @@ type Index struct {
 	// Documents are found by name in keys (nameIndex.byName), except
 	// one with an empty name, which has no spelling.
 	unnamed *doc
-	// core holds the core documents with their name parts, which every
-	// search reads (coreMentions); deferred documents' parts are
-	// recomputed from the name when needed.
-	core map[*doc][]string
-	keys nameIndex // exact-name spellings → documents
+	// core holds the core documents with their name parts, and coreParts
+	// the core documents by name part, which every search reads
+	// (coreMentions); deferred documents' parts are recomputed from the
+	// name when needed.
+	core      map[*doc][]string
+	coreParts map[string][]*doc
+	keys      nameIndex // exact-name spellings → documents
 	// boost maps stemmed name phrases to documents when the name boost
 	// is on (Config.NameBoost > 0); otherwise it stays empty, since
 	// deferred documents' phrases then never matter to a search.
@@ -364,6 +366,7 @@ func New(cfg Config) *Index {
 		seed:      seed,
 		epoch:     1,
 		core:      make(map[*doc][]string),
+		coreParts: make(map[string][]*doc),
 		keys:      newNameIndex(seed),
 		boost:     newPhrases(),
 		coreBoost: newPhrases(),

@@ -50,8 +50,8 @@ func TestRemoveLeavesNothing(t *testing.T) {
 			if len(ix.boost.docs) != 0 || len(ix.boost.first) != 0 || len(ix.coreBoost.docs) != 0 || len(ix.coreBoost.first) != 0 {
 				t.Fatalf("phrases left: boost %v, core %v", ix.boost.docs, ix.coreBoost.docs)
 			}
-			if len(ix.parts.count) != 0 || len(ix.parts.grams) != 0 {
-				t.Fatalf("name parts left: %v", ix.parts.count)
+			if len(ix.parts.count) != 0 || len(ix.parts.grams) != 0 || len(ix.coreParts) != 0 {
+				t.Fatalf("name parts left: %v, core %v", ix.parts.count, ix.coreParts)
 			}
 			for _, ls := range [][]int{listCounts(ix.tfl), listCounts(ix.kwl)} {
 				for id, n := range ls {

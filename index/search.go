@@ -519,13 +519,17 @@ func (ix *Index) coreMentions(p *plan, exclude []*doc) []string {
 		return nil
 	}
 	var out []string
-	for d, parts := range ix.core {
-		hit := slices.Contains(p.boostCore, d)
-		for _, part := range parts {
-			hit = hit || slices.Contains(p.kwWords, part)
-		}
-		if hit && !slices.Contains(exclude, d) {
+	add := func(d *doc) {
+		if !slices.Contains(exclude, d) && !slices.Contains(out, d.name) {
 			out = append(out, d.name)
+		}
+	}
+	for _, d := range p.boostCore {
+		add(d)
+	}
+	for _, w := range p.kwWords {
+		for _, d := range ix.coreParts[w] {
+			add(d)
 		}
 	}
 	slices.Sort(out)

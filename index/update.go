@@ -288,6 +288,9 @@ func (ix *Index) addMeta(p *prepared) {
 	}
 	if d.core {
 		ix.core[d] = p.parts
+		for _, part := range p.parts {
+			ix.coreParts[part] = append(ix.coreParts[part], d)
+		}
 		return
 	}
 	ix.nDeferred++
@@ -317,6 +320,13 @@ func (ix *Index) removeMeta(d *doc) {
 		}
 	}
 	if d.core {
+		for _, part := range ix.core[d] {
+			if l := without(ix.coreParts[part], d); len(l) > 0 {
+				ix.coreParts[part] = l
+			} else {
+				delete(ix.coreParts, part)
+			}
+		}
 		delete(ix.core, d)
 		return
 	}
