@@ -49,9 +49,10 @@
 // spellings are looked up by hash; they also find a document by its name,
 // so no map by name is kept. The vocabularies find a string through a
 // table of 4-byte ids (vocab.go), not a map by string. Keyword postings
-// take 4 bytes, text postings 8, and full lists grow by an eighth. A term's or word's lists
-// are held for the shards that have postings of it only (lists.go), so
-// memory follows the postings, not the vocabulary times the shards.
+// take 4 bytes, text postings 8, and full lists grow by an eighth. A
+// term's or word's lists are held for the shards that have postings of it
+// only (lists.go), so memory follows the postings, not the vocabulary
+// times the shards.
 //
 // BM25F searches skip most postings with MaxScore dynamic pruning over
 // per-term score bounds (prune.go). Pruning is rank-safe: it returns the

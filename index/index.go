@@ -177,11 +177,10 @@ type Index struct {
 	// Documents are found by name in keys (nameIndex.byName), except
 	// one with an empty name, which has no spelling.
 	unnamed *doc
-	// core holds the core documents with their name parts, and coreParts
-	// the core documents by name part, which every search reads
-	// (coreMentions); deferred documents' parts are recomputed from the
-	// name when needed.
-	core      map[*doc][]string
+	// core holds the core documents, and coreParts them by name part,
+	// which every search reads (coreMentions); a document's parts are
+	// recomputed from its name when it leaves.
+	core      map[*doc]struct{}
 	coreParts map[string][]*doc
 	keys      nameIndex // exact-name spellings → documents
 	// boost maps stemmed name phrases to documents when the name boost
@@ -365,7 +364,7 @@ func New(cfg Config) *Index {
 		an:        analysis.New(),
 		seed:      seed,
 		epoch:     1,
-		core:      make(map[*doc][]string),
+		core:      make(map[*doc]struct{}),
 		coreParts: make(map[string][]*doc),
 		keys:      newNameIndex(seed),
 		boost:     newPhrases(),

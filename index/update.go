@@ -22,7 +22,7 @@ func (p *parts) ref(s string) {
 		p.count[s]++
 		return
 	}
-	s = strings.Clone(s) // not a slice of the name, kept alive so
+	s = strings.Clone(s) // s may be a slice of the name, which it would keep alive
 	p.count[s] = 1
 	p.epoch++
 	for _, g := range trigrams(s) {
@@ -287,7 +287,7 @@ func (ix *Index) addMeta(p *prepared) {
 		}
 	}
 	if d.core {
-		ix.core[d] = p.parts
+		ix.core[d] = struct{}{}
 		for _, part := range p.parts {
 			ix.coreParts[part] = append(ix.coreParts[part], d)
 		}
@@ -320,7 +320,7 @@ func (ix *Index) removeMeta(d *doc) {
 		}
 	}
 	if d.core {
-		for _, part := range ix.core[d] {
+		for _, part := range namePartsOf(d.name) {
 			if l := without(ix.coreParts[part], d); len(l) > 0 {
 				ix.coreParts[part] = l
 			} else {

@@ -148,6 +148,14 @@ func (e *entry) hosts() map[string]bool {
 	return nil
 }
 
+// takeHosts gives e the host sessions serving old, the entry it replaces.
+// The caller holds Server.mu.
+func (e *entry) takeHosts(old *entry) {
+	if h := old.hosts(); h != nil {
+		e.st().hosts = h
+	}
+}
+
 // load returns the tool's loading.
 func (e *entry) load() tooldexv1.Loading { return tooldexv1.Loading(e.loading) }
 

@@ -239,8 +239,8 @@ func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*
 			continue
 		}
 		if e != old {
-			if old != nil && old.hosts() != nil {
-				e.st().hosts = old.hosts()
+			if old != nil {
+				e.takeHosts(old)
 			}
 			s.put(e, paramText)
 		}

@@ -230,9 +230,7 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 		name := e.name
 		outcome := tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
 		if old := s.tools[name]; old != nil {
-			if h := old.hosts(); h != nil {
-				e.st().hosts = h
-			}
+			e.takeHosts(old)
 			outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
 			if old.equal(e) {
 				outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED

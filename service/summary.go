@@ -1,6 +1,7 @@
 package service
 
 import (
+	"iter"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -102,6 +103,20 @@ func entryAt(b []byte, i int) (key, val []byte, j int) {
 	}
 }
 
+// structEntries yields the key and Value bytes of each map entry of Struct
+// bytes b, in order (entryAt).
+func structEntries(b []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, val []byte) bool) {
+		for i := 0; ; {
+			k, v, j := entryAt(b, i)
+			if j < 0 || !yield(k, v) {
+				return
+			}
+			i = j
+		}
+	}
+}
+
 // valueKind returns the tag of the kind set in Value bytes b (0 when none)
 // and, for a string, struct or list, its bytes.
 func valueKind(b []byte) (kind uint64, val []byte) {
@@ -132,12 +147,7 @@ func stringValue(b []byte) []byte {
 // its name and its Value's bytes.
 func paramsOf(schema []byte, fn func(name []byte, required bool, param []byte)) {
 	var props, required []byte
-	for i := 0; ; {
-		k, v, j := entryAt(schema, i)
-		if j < 0 {
-			break
-		}
-		i = j
+	for k, v := range structEntries(schema) {
 		switch string(k) {
 		case "properties":
 			if kind, s := valueKind(v); kind == tagValueStruct {
@@ -152,42 +162,12 @@ func paramsOf(schema []byte, fn func(name []byte, required bool, param []byte)) 
 	// Required parameters first, then the others, each in key order (the
 	// order the deterministic marshal wrote them in).
 	for _, wantRequired := range [2]bool{true, false} {
-		for i := 0; ; {
-			k, v, j := entryAt(props, i)
-			if j < 0 {
-				break
-			}
-			i = j
+		for k, v := range structEntries(props) {
 			if req := listHolds(required, k); req == wantRequired {
 				fn(k, req, v)
 			}
 		}
 	}
-}
-
-// appendParamSummary appends the parameter summary (ParamSummary) of the
-// Struct marshalled as schema to b.
-func appendParamSummary(b, schema []byte) []byte {
-	start := len(b)
-	paramsOf(schema, func(name []byte, required bool, param []byte) {
-		b = appendParam(b, len(b) > start, name, required, func(b []byte) []byte { return appendParamType(b, param) })
-	})
-	return b
-}
-
-// appendParam appends one parameter of a summary: `name (type)` or `name
-// (type, required)`, after ", " when not the first.
-func appendParam(b []byte, sep bool, name []byte, required bool, typ func([]byte) []byte) []byte {
-	if sep {
-		b = append(b, ", "...)
-	}
-	b = append(b, name...)
-	b = append(b, " ("...)
-	b = typ(b)
-	if required {
-		b = append(b, ", required"...)
-	}
-	return append(b, ')')
 }
 
 // paramTypes are the type codes of a recipe (appendRecipe): a parameter's
@@ -272,12 +252,7 @@ func appendParamType(b, param []byte) []byte {
 	}
 	var typ []byte
 	hasType, hasEnum := false, false
-	for i := 0; ; {
-		k, v, j := entryAt(p, i)
-		if j < 0 {
-			break
-		}
-		i = j
+	for k, v := range structEntries(p) {
 		switch string(k) {
 		case "enum":
 			hasEnum = true

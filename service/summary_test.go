@@ -174,3 +174,30 @@ func BenchmarkParamSummary(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(sums)), "ns/tool")
 	})
 }
+
+// appendParamSummary appends the parameter summary (ParamSummary) of the
+// Struct marshalled as schema to b, walking the bytes: the render-time walk
+// the recipe replaced, kept to check the walk and to compare with it
+// (BenchmarkParamSummary).
+func appendParamSummary(b, schema []byte) []byte {
+	start := len(b)
+	paramsOf(schema, func(name []byte, required bool, param []byte) {
+		b = appendParam(b, len(b) > start, name, required, func(b []byte) []byte { return appendParamType(b, param) })
+	})
+	return b
+}
+
+// appendParam appends one parameter of a summary: `name (type)` or `name
+// (type, required)`, after ", " when not the first.
+func appendParam(b []byte, sep bool, name []byte, required bool, typ func([]byte) []byte) []byte {
+	if sep {
+		b = append(b, ", "...)
+	}
+	b = append(b, name...)
+	b = append(b, " ("...)
+	b = typ(b)
+	if required {
+		b = append(b, ", required"...)
+	}
+	return append(b, ')')
+}
