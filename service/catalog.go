@@ -57,9 +57,11 @@ type entry struct {
 	// data is the entry's block: the description (descLen bytes), the
 	// parameter summary's recipe (sumLen bytes, see summary.go), then the light
 	// tool's unknown fields (wireLen bytes): those the tool was registered
-	// with, then input_schema's wire bytes. One allocation (see makeEntry);
-	// nil when all three are empty.
-	data *byte
+	// with, then input_schema's wire bytes. One block (see makeEntry),
+	// usually packed into a chunk of the server's arena (arena.go), which
+	// may move it (the only field written after makeEntry); nil when all
+	// three are empty.
+	data atomic.Pointer[byte]
 	// source is interned (Server.sources).
 	source *tooldexv1.ToolSource
 	// extra holds the fields few tools set: search_hint, always_load,
@@ -159,7 +161,19 @@ func (e *entry) takeHosts(old *entry) {
 // load returns the tool's loading.
 func (e *entry) load() tooldexv1.Loading { return tooldexv1.Loading(e.loading) }
 
-func (e *entry) description() string { return unsafe.String(e.data, int(e.descLen)) }
+func (e *entry) description() string { return unsafe.String(e.data.Load(), int(e.descLen)) }
+
+// blockLen is the length of the entry's block (see entry.data).
+func (e *entry) blockLen() int { return int(e.descLen) + int(e.sumLen) + int(e.wireLen) }
+
+// block returns the entry's block.
+func (e *entry) block() []byte {
+	p := e.data.Load()
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, e.blockLen())
+}
 
 // hasParams reports whether the tool's parameter summary is not empty.
 func (e *entry) hasParams() bool { return e.sumLen > 0 }
@@ -180,7 +194,7 @@ func (e *entry) appendParams(b []byte) []byte {
 	if e.sumLen == 0 {
 		return b
 	}
-	r := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e.data), int(e.descLen))), int(e.sumLen))
+	r := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e.data.Load()), int(e.descLen))), int(e.sumLen))
 	if e.flags&flagSummaryText != 0 {
 		return append(b, r...)
 	}
@@ -195,7 +209,7 @@ func (e *entry) wire() []byte {
 	if e.wireLen == 0 {
 		return nil
 	}
-	p := (*byte)(unsafe.Add(unsafe.Pointer(e.data), int(e.descLen)+int(e.sumLen)))
+	p := (*byte)(unsafe.Add(unsafe.Pointer(e.data.Load()), int(e.descLen)+int(e.sumLen)))
 	return unsafe.Slice(p, int(e.wireLen))
 }
 
@@ -398,7 +412,7 @@ func encodeSchema(buf []byte, s *structpb.Struct) []byte {
 // prepareTool derived into buf. It allocates only what the entry keeps; t
 // is not kept, nor is anything of it shared but strings of rarely set
 // fields (search hint, aliases).
-func makeEntry(t *tooldexv1.Tool, p prepared, buf []byte, src *tooldexv1.ToolSource, loading tooldexv1.Loading) *entry {
+func makeEntry(a *blockArena, t *tooldexv1.Tool, p prepared, buf []byte, src *tooldexv1.ToolSource, loading tooldexv1.Loading) *entry {
 	wire := p.wire(buf)
 	desc := t.GetDescription()
 	unknown := t.ProtoReflect().GetUnknown()
@@ -421,17 +435,17 @@ func makeEntry(t *tooldexv1.Tool, p prepared, buf []byte, src *tooldexv1.ToolSou
 	if p.summaryText {
 		e.flags |= flagSummaryText
 	}
-	// The description, the summary and the unknown fields in one
-	// allocation: they live and die together. The text part is read as a
-	// string (unsafe.String): nothing writes to the block after this
+	// The description, the summary and the unknown fields in one block
+	// from the arena: they live and die together. The text part is read as
+	// a string (unsafe.String): nothing writes to the block after this
 	// function.
 	if n := len(desc) + len(p.summary) + int(e.wireLen); n > 0 {
-		block := make([]byte, 0, n)
+		block := a.alloc(n)[:0]
 		block = append(block, desc...)
 		block = append(block, p.summary...)
 		block = append(block, unknown...)
 		block = append(block, wire...)
-		e.data = &block[0]
+		e.data.Store(&block[0])
 	}
 	if t.GetSearchHint() != "" || t.GetAlwaysLoad() || t.GetAnnotations() != nil || len(t.GetAliases()) > 0 ||
 		len(unknown) > 0 || p.hasSchema && wire == nil {

@@ -336,7 +336,7 @@ func FuzzLightTool(f *testing.F) {
 		}
 		tl := &tooldexv1.Tool{Name: "t", Description: desc, InputSchema: s, Loading: tooldexv1.Loading_LOADING_DEFERRED}
 		p, buf := prepareTool(tl, nil, nil)
-		e := makeEntry(tl, p, buf, nil, tl.GetLoading())
+		e := makeEntry(nil, tl, p, buf, nil, tl.GetLoading())
 		if l := e.light(); l.InputSchema != nil && proto.Size(s) > 0 {
 			if _, err := proto.Marshal(s); err == nil {
 				t.Fatal("light tool keeps an encodable Struct")

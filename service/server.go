@@ -73,9 +73,15 @@ type Server struct {
 	// sources interns the stored tools' sources.
 	sources sources
 
-	// mu guards tools and orders catalog changes with index updates.
+	// mu guards tools and liveBlocks and orders catalog changes with
+	// index updates.
 	mu    sync.RWMutex
 	tools map[string]*entry
+	// blocks holds the entries' blocks (it has a lock of its own: entries
+	// are made before mu is taken); liveBlocks is the bytes of the blocks
+	// of the entries in tools (arena.go).
+	blocks     blockArena
+	liveBlocks int
 }
 
 var _ tooldexv1.DiscoveryServiceServer = (*Server)(nil)
@@ -268,13 +274,18 @@ func (s *Server) validEntry(ve *ValidationError, field string, t *tooldexv1.Tool
 // Policy.loading).
 func (s *Server) buildEntry(t *tooldexv1.Tool, p prepared, buf []byte, origin tooldexv1.Origin, id string) *entry {
 	src := s.sources.source(t.GetSource(), origin, id)
-	return makeEntry(t, p, buf, src, s.policy.loading(t))
+	return makeEntry(&s.blocks, t, p, buf, src, s.policy.loading(t))
 }
 
 // put stores an entry and updates the index; paramText is its input
 // schema's parameter text (index.ParamText). The caller holds s.mu.
 func (s *Server) put(e *entry, paramText string) {
+	if old := s.tools[e.name]; old != nil {
+		s.liveBlocks -= arenaLen(old)
+	}
 	s.tools[e.name] = e
+	s.liveBlocks += arenaLen(e)
+	s.compactBlocks()
 	s.indexDense(e, e.load() == tooldexv1.Loading_LOADING_DEFERRED, paramText)
 	if e.load() == tooldexv1.Loading_LOADING_EXCLUDED {
 		s.ix.Remove(e.name)
@@ -285,6 +296,9 @@ func (s *Server) put(e *entry, paramText string) {
 
 // drop removes a tool from the catalog and the index. The caller holds s.mu.
 func (s *Server) drop(name string) {
+	if old := s.tools[name]; old != nil {
+		s.liveBlocks -= arenaLen(old)
+	}
 	delete(s.tools, name)
 	s.ix.Remove(name)
 	if s.dense != nil {

@@ -44,7 +44,7 @@ func checkParamSummary(t *testing.T, s *structpb.Struct) {
 	want := ParamSummary(s)
 	tl := &tooldexv1.Tool{Name: "t", InputSchema: s}
 	p, buf := prepareTool(tl, nil, nil)
-	e := makeEntry(tl, p, buf, nil, tooldexv1.Loading_LOADING_DEFERRED)
+	e := makeEntry(nil, tl, p, buf, nil, tooldexv1.Loading_LOADING_DEFERRED)
 	if got := string(e.appendParams([]byte("x"))); got != "x"+want {
 		t.Fatalf("entry's summary %q, want %q (schema %v)", got, "x"+want, s)
 	}

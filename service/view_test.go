@@ -298,7 +298,7 @@ func TestViewCopiesEveryField(t *testing.T) {
 	future := protowire.AppendVarint(protowire.AppendTag(nil, 100, protowire.VarintType), 7)
 	full.ProtoReflect().SetUnknown(future)
 	p, buf := prepareTool(full, nil, nil)
-	e := makeEntry(full, p, buf, full.GetSource(), full.GetLoading())
+	e := makeEntry(nil, full, p, buf, full.GetSource(), full.GetLoading())
 	for _, view := range []tooldexv1.SchemaView{viewJSON, viewNone} {
 		got := &tooldexv1.Tool{}
 		viewTool(got, e, view)
