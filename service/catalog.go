@@ -48,10 +48,11 @@ import (
 // are.
 
 // entry is one registered tool. Its fields are set by makeEntry and never
-// modified afterwards; what is made later (the host set, the schema's JSON,
-// the validator) lives in its state. It is 64 bytes: the fields every tool
-// has, a pointer to one block holding its texts and bytes, and lengths
-// into it.
+// modified afterwards, but for data, which a compaction may point at a
+// copy of the same bytes (arena.go); what is made later (the host set, the
+// schema's JSON, the validator) lives in its state. It is 64 bytes: the
+// fields every tool has, a pointer to one block holding its texts and
+// bytes, and lengths into it.
 type entry struct {
 	name string
 	// data is the entry's block: the description (descLen bytes), the
