@@ -12,10 +12,11 @@ import (
 // wire bytes, see entry.data) is a few hundred bytes. Allocated one by
 // one, each block is rounded up to a size class, and a large catalog is
 // registered in batches that make garbage of the same sizes (decoding,
-// validation), so after the load the blocks sit in pages half filled with
-// freed slots: 12 MB of a 100k-tool server's heap was such gaps
-// (docs/BENCHMARKS.md, "Resident memory"). blockArena packs blocks end to
-// end into chunks instead, and the Server moves the live blocks into fresh
+// validation), so after the load the blocks sit in pages among freed
+// slots (a 100k-tool server kept 12 MB more heap in use than live after its
+// load). blockArena packs blocks end to end into chunks instead, which took
+// about 5 MB off that server's resident memory (docs/BENCHMARKS.md,
+// "Resident memory"), and the Server moves the live blocks into fresh
 // chunks (compactBlocks) once the chunks hold more than twice the live
 // bytes, so replaced and removed tools cost memory only until then.
 //
