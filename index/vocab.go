@@ -33,7 +33,7 @@ func (v *vocab) find(s string) (int, bool) {
 		return -1, false
 	}
 	mask := len(v.slots) - 1
-	i := int(maphash.String(v.seed, s)) & mask
+	i := v.home(s, mask)
 	for {
 		e := v.slots[i]
 		if e == 0 {
@@ -45,6 +45,9 @@ func (v *vocab) find(s string) (int, bool) {
 		i = (i + 1) & mask
 	}
 }
+
+// home returns the slot where s's probe starts in a table of mask+1 slots.
+func (v *vocab) home(s string, mask int) int { return int(maphash.String(v.seed, s)) & mask }
 
 // ref returns the id of s, creating it, and counts one more document.
 func (v *vocab) ref(s string) uint32 {
@@ -86,7 +89,7 @@ func (v *vocab) grow() {
 		if e == 0 {
 			continue
 		}
-		i := int(maphash.String(v.seed, v.strs[e-1])) & mask
+		i := v.home(v.strs[e-1], mask)
 		for v.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -114,7 +117,7 @@ func (v *vocab) unref(id uint32) {
 		if e == 0 {
 			break
 		}
-		home := int(maphash.String(v.seed, v.strs[e-1])) & mask
+		home := v.home(v.strs[e-1], mask)
 		// e may move to i when i lies cyclically in [home, j).
 		if (j-home)&mask >= (j-i)&mask {
 			v.slots[i] = e

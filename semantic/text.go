@@ -19,7 +19,7 @@ const MaxToolText = 2000
 func ToolText(name, hint, description, params string) string {
 	name = strings.TrimPrefix(name, "mcp__")
 	var b strings.Builder
-	b.Grow(len(name) + len(hint) + len(description) + 4)
+	b.Grow(len(name) + len(hint) + len(description) + len(params) + 18)
 	space := false
 	for _, r := range name {
 		if r == '_' || r == '-' || r == '.' {

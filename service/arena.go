@@ -72,13 +72,10 @@ func (a *blockArena) alloc(n int) []byte {
 	return b
 }
 
-// inArena reports whether a block of n bytes is packed into a chunk.
-func inArena(n int) bool { return n > 0 && n <= arenaMaxBlock }
-
 // arenaLen is the bytes e's block takes in a chunk: 0 for a block
-// allocated alone.
+// allocated alone (see blockArena.alloc).
 func arenaLen(e *entry) int {
-	if n := e.blockLen(); inArena(n) {
+	if n := e.blockLen(); n <= arenaMaxBlock {
 		return n
 	}
 	return 0

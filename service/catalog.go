@@ -195,11 +195,12 @@ func (e *entry) appendParams(b []byte) []byte {
 	if e.sumLen == 0 {
 		return b
 	}
-	r := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e.data.Load()), int(e.descLen))), int(e.sumLen))
+	block := e.block()
+	sum := int(e.descLen) + int(e.sumLen)
 	if e.flags&flagSummaryText != 0 {
-		return append(b, r...)
+		return append(b, block[e.descLen:sum]...)
 	}
-	return appendSummary(b, r, e.wire())
+	return appendSummary(b, block[e.descLen:sum], block[sum:])
 }
 
 // wire returns the light tool's unknown fields (see entry.data). Its
@@ -210,8 +211,7 @@ func (e *entry) wire() []byte {
 	if e.wireLen == 0 {
 		return nil
 	}
-	p := (*byte)(unsafe.Add(unsafe.Pointer(e.data.Load()), int(e.descLen)+int(e.sumLen)))
-	return unsafe.Slice(p, int(e.wireLen))
+	return e.block()[int(e.descLen)+int(e.sumLen):]
 }
 
 func (e *entry) searchHint() string { return e.extra.GetSearchHint() }
