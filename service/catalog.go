@@ -16,6 +16,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // How the catalog holds a tool.
@@ -599,7 +600,7 @@ func (ss *sources) source(src *tooldexv1.ToolSource, origin tooldexv1.Origin, id
 // made on first use. Registration compiles every schema once to reject
 // invalid ones, then drops the result: a compiled validator costs many
 // times the schema's size, and Execute only needs it for schemas the fast
-// path (fastcheck.go) does not handle or for parameters the fast path does
+// path (schema.Fast) does not handle or for parameters the fast path does
 // not accept.
 type lazySchema struct {
 	once sync.Once
@@ -609,7 +610,7 @@ type lazySchema struct {
 	// fast is the fast-path checker (nil unless the schema is simple),
 	// built by the first Execute: most tools are searched, few executed.
 	fastOnce sync.Once
-	fast     *fastCheck
+	fast     *schema.Fast
 }
 
 // checker returns the entry's lazySchema; the entry must have a schema.
@@ -617,10 +618,10 @@ func (e *entry) checker() *lazySchema { return &e.st().check }
 
 // fastChecker returns the schema's fast-path checker, building it on first
 // use; nil when the schema is not simple enough for one.
-func (l *lazySchema) fastChecker(e *entry) *fastCheck {
+func (l *lazySchema) fastChecker(e *entry) *schema.Fast {
 	l.fastOnce.Do(func() {
 		if s := e.inputSchema(); s != nil {
-			l.fast = newFastCheck(s.AsMap())
+			l.fast = schema.NewFast(s.AsMap())
 		}
 	})
 	return l.fast
@@ -635,7 +636,7 @@ func (l *lazySchema) Validate(e *entry, instance any) error {
 			l.err = fmt.Errorf("tool %q: stored input schema is missing", e.name)
 			return
 		}
-		l.sch, l.err = compileSchema(s.AsMap())
+		l.sch, l.err = schema.Compile(s.AsMap())
 	})
 	if l.err != nil {
 		return l.err

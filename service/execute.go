@@ -6,19 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/zap"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // Execute errors, mapped to status codes in status.go.
@@ -147,14 +144,14 @@ func (s *Server) lookup(name string) *entry {
 
 // fastValid reports whether fc (when not nil) vouches for the parameters:
 // the decoded instance when there is one, else the Struct in place.
-func fastValid(fc *fastCheck, params *callParams, instance any) bool {
+func fastValid(fc *schema.Fast, params *callParams, instance any) bool {
 	switch {
 	case fc == nil:
 		return false
 	case instance != nil:
-		return fc.valid(instance)
+		return fc.Valid(instance)
 	}
-	return fc.validStruct(params.structured)
+	return fc.ValidStruct(params.structured)
 }
 
 // decodeParams returns the call's parameters for the host, and the value
@@ -195,62 +192,20 @@ func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
 	return &callParams{structured: st}, nil, nil
 }
 
-var printer = message.NewPrinter(language.English)
-
 // paramViolations turns a schema validation error into one violation per
 // failing leaf, each with its JSON path (params.a.b[0]).
 func paramViolations(err error) error {
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return badRequest("params: "+err.Error(), []Violation{{Field: "params", Description: err.Error()}})
-	}
 	var vs []Violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			vs = append(vs, Violation{Field: jsonPath(e.InstanceLocation), Description: e.ErrorKind.LocalizedString(printer)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(verr)
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Field < vs[j].Field })
 	var msg bytes.Buffer
 	msg.WriteString("params do not match the tool's input schema: ")
-	for i, v := range vs {
+	for i, v := range schema.Violations(err) {
+		vs = append(vs, Violation{Field: v.Path, Description: v.Description})
 		if i > 0 {
 			msg.WriteString("; ")
 		}
-		msg.WriteString(v.Field + ": " + v.Description)
+		msg.WriteString(v.Path + ": " + v.Description)
 	}
 	return badRequest(msg.String(), vs)
-}
-
-func jsonPath(loc []string) string {
-	var b strings.Builder
-	b.WriteString("params")
-	for _, p := range loc {
-		if isIndex(p) {
-			b.WriteString("[" + p + "]")
-		} else {
-			b.WriteString("." + p)
-		}
-	}
-	return b.String()
-}
-
-func isIndex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func ruleReason(r *permission.Rule, fallback string) string {

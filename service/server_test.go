@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // newTestEnv starts a Server with the default configuration behind a real
@@ -382,8 +383,8 @@ func TestRegisterToolsSchemas(t *testing.T) {
 		},
 		{name: "self $ref", schema: `{"type":"object","properties":{"self":{"$ref":"#"}}}`, wantOK: true},
 		// Each level is two JSON containers: {"properties": {"a": ...}}.
-		{name: "nested at the depth limit", schema: nested(MaxSchemaDepth/2 - 1), wantOK: true},
-		{name: "nested beyond the depth limit", schema: nested(MaxSchemaDepth / 2), wantOK: false},
+		{name: "nested at the depth limit", schema: nested(schema.MaxDepth/2 - 1), wantOK: true},
+		{name: "nested beyond the depth limit", schema: nested(schema.MaxDepth / 2), wantOK: false},
 		{name: "nested 200 levels", schema: nested(200), wantOK: false},
 	}
 	for _, tt := range tests {

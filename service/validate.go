@@ -1,16 +1,14 @@
 package service
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // Limits on registered tools, documented in the proto.
@@ -22,10 +20,6 @@ const (
 	MaxAliases        = 16
 	maxViolationsSent = 100
 )
-
-// MaxSchemaDepth bounds how deeply an input schema nests JSON objects and
-// arrays: compiling a schema takes time superlinear in its depth.
-const MaxSchemaDepth = 128
 
 // nameRE is the provider-legal tool name (Anthropic, OpenAI); MCP's
 // mcp__server__tool fits it.
@@ -119,91 +113,9 @@ func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) map[stri
 		return nil
 	}
 	doc := t.GetInputSchema().AsMap()
-	if nesting(doc, MaxSchemaDepth+1) > MaxSchemaDepth {
-		ve.add(field+".input_schema", "nests objects and arrays more than %d levels deep", MaxSchemaDepth)
-		return nil
-	}
-	if !finite(doc) {
-		ve.add(field+".input_schema", "holds a number that is not finite (NaN or infinite), which JSON cannot represent")
-		return nil
-	}
-	if _, err := compileSchema(doc); err != nil {
+	if err := schema.Check(doc); err != nil {
 		ve.add(field+".input_schema", "%v", err)
 		return nil
 	}
 	return doc
-}
-
-// finite reports whether every number in v (a decoded Struct) is finite:
-// a Struct can hold NaN and infinities, JSON cannot, and a schema is JSON
-// (it is rendered as JSON text for models and for SCHEMA_VIEW_JSON).
-func finite(v any) bool {
-	switch v := v.(type) {
-	case float64:
-		return !math.IsNaN(v) && !math.IsInf(v, 0)
-	case map[string]any:
-		for _, e := range v {
-			if !finite(e) {
-				return false
-			}
-		}
-	case []any:
-		for _, e := range v {
-			if !finite(e) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// nesting returns how deeply v nests objects and arrays, looking no more
-// than limit levels down.
-func nesting(v any, limit int) int {
-	if limit == 0 {
-		return 0
-	}
-	var elems []any
-	switch v := v.(type) {
-	case map[string]any:
-		for _, e := range v {
-			elems = append(elems, e)
-		}
-	case []any:
-		elems = v
-	default:
-		return 0
-	}
-	depth := 0
-	for _, e := range elems {
-		depth = max(depth, nesting(e, limit-1))
-	}
-	return depth + 1
-}
-
-// errRemoteRef refuses to fetch referenced schemas: a tool's schema must be
-// self-contained.
-var errRemoteRef = errors.New("schemas must be self-contained: external $ref is not loaded")
-
-type noLoader struct{}
-
-func (noLoader) Load(string) (any, error) { return nil, errRemoteRef }
-
-// compileSchema compiles an input schema (JSON Schema 2020-12 unless it
-// names its draft in $schema). The top level must describe an object.
-func compileSchema(doc map[string]any) (*jsonschema.Schema, error) {
-	if typ, ok := doc["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf(`top-level "type" is %v; a tool's input must be "object"`, typ)
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	const url = "urn:tooldex:input_schema"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("not a JSON Schema: %w", err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("not a valid JSON Schema: %w", err)
-	}
-	return sch, nil
 }

@@ -1,4 +1,4 @@
-package service
+package schema
 
 import (
 	"encoding/json"
@@ -7,14 +7,14 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// fastCheck accepts, without the JSON Schema library, parameters that
+// Fast accepts, without the JSON Schema library, parameters that
 // certainly satisfy a simple schema: an object whose properties have a
 // primitive type and maybe an enum, with required names and
 // additionalProperties. It never rejects: anything it cannot vouch for
 // goes to the full validator, which alone decides and reports violations.
 // Most tool schemas are of this shape, and the library's deep recursion
 // made every call grow its goroutine's stack (docs/BENCHMARKS.md).
-type fastCheck struct {
+type Fast struct {
 	props      map[string]fastProp
 	required   []string
 	closed     bool // additionalProperties: false
@@ -32,10 +32,10 @@ var annotations = map[string]bool{
 	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 }
 
-// newFastCheck returns a fast path for schema, or nil when the schema is
+// NewFast returns a fast path for schema, or nil when the schema is
 // not of the simple shape.
-func newFastCheck(schema map[string]any) *fastCheck {
-	fc := &fastCheck{props: make(map[string]fastProp), extraProps: true}
+func NewFast(schema map[string]any) *Fast {
+	fc := &Fast{props: make(map[string]fastProp), extraProps: true}
 	for k, v := range schema {
 		switch k {
 		case "type":
@@ -118,9 +118,9 @@ func newFastProp(v any) (fastProp, bool) {
 	return fp, fp.typ != ""
 }
 
-// valid reports whether value certainly satisfies the schema. false means
+// Valid reports whether value certainly satisfies the schema. false means
 // "ask the full validator", not "invalid".
-func (fc *fastCheck) valid(value any) bool {
+func (fc *Fast) Valid(value any) bool {
 	obj, ok := value.(map[string]any)
 	if !ok {
 		return false
@@ -195,9 +195,9 @@ func (p fastProp) accepts(v any) bool {
 	return false
 }
 
-// validStruct is valid for parameters that came as a Struct, read in place:
-// validStruct(st) == valid(st.AsMap()), without building the map.
-func (fc *fastCheck) validStruct(st *structpb.Struct) bool {
+// ValidStruct is Valid for parameters that came as a Struct, read in place:
+// ValidStruct(st) == Valid(st.AsMap()), without building the map.
+func (fc *Fast) ValidStruct(st *structpb.Struct) bool {
 	fields := st.GetFields()
 	for _, r := range fc.required {
 		if _, ok := fields[r]; !ok {

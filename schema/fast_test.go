@@ -1,4 +1,4 @@
-package service
+package schema
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func TestFastCheckShape(t *testing.T) {
 		if err := json.Unmarshal([]byte(tt.schema), &m); err != nil {
 			t.Fatal(err)
 		}
-		if got := newFastCheck(m) != nil; got != tt.simple {
+		if got := NewFast(m) != nil; got != tt.simple {
 			t.Errorf("%s: newFastCheck != nil = %v, want %v", tt.name, got, tt.simple)
 		}
 	}
@@ -55,11 +55,11 @@ func FuzzFastCheckNeverAcceptsInvalid(f *testing.F) {
 		if json.Unmarshal([]byte(schemaJSON), &schema) != nil {
 			return
 		}
-		fc := newFastCheck(schema)
+		fc := NewFast(schema)
 		if fc == nil {
 			return
 		}
-		sch, err := compileSchema(schema)
+		sch, err := Compile(schema)
 		if err != nil {
 			return
 		}
@@ -72,7 +72,7 @@ func FuzzFastCheckNeverAcceptsInvalid(f *testing.F) {
 			if dec.Decode(&v) != nil {
 				return
 			}
-			if fc.valid(v) {
+			if fc.Valid(v) {
 				if err := sch.Validate(v); err != nil {
 					t.Fatalf("fast path accepted %s for %s, the validator says: %v", paramsJSON, schemaJSON, err)
 				}
@@ -81,11 +81,28 @@ func FuzzFastCheckNeverAcceptsInvalid(f *testing.F) {
 			// same verdict as on their map.
 			if obj, ok := v.(map[string]any); ok && !useNumber {
 				if st, err := structpb.NewStruct(obj); err == nil {
-					if got, want := fc.validStruct(st), fc.valid(st.AsMap()); got != want {
+					if got, want := fc.ValidStruct(st), fc.Valid(st.AsMap()); got != want {
 						t.Fatalf("validStruct = %v, valid(AsMap) = %v for %s, schema %s", got, want, paramsJSON, schemaJSON)
 					}
 				}
 			}
 		}
 	})
+}
+
+func TestJSONPath(t *testing.T) {
+	tests := []struct {
+		give []string
+		want string
+	}{
+		{nil, "params"},
+		{[]string{"a"}, "params.a"},
+		{[]string{"items", "0", "name"}, "params.items[0].name"},
+		{[]string{""}, "params."},
+	}
+	for _, tt := range tests {
+		if got := jsonPath(tt.give); got != tt.want {
+			t.Errorf("jsonPath(%q) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
 }
