@@ -98,3 +98,14 @@ type MissingScopeError struct {
 func (e *MissingScopeError) Error() string {
 	return fmt.Sprintf("principal %q lacks the %q scope", e.Principal, e.Scope)
 }
+
+// Anonymous returns the principal of a request without credentials on a
+// server that has no credential source configured (development on
+// loopback): tenant DefaultTenant, every scope.
+func Anonymous() *Principal {
+	return &Principal{
+		Name: "anonymous", Tenant: DefaultTenant, Method: "anonymous",
+		Scopes:       []Scope{ScopeSearch, ScopeExecute, ScopeRegister, ScopeHost, ScopeAdmin, ScopeActAs},
+		HostPatterns: []string{"*"},
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
@@ -36,52 +35,69 @@ type callParams struct {
 	json       string
 }
 
-// Execute validates, permission-checks and forwards a call to a host.
+// Execute permission-checks, validates and forwards a call to a host, and
+// writes one audit record of it.
 func (s *Server) Execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (*tooldexv1.ExecuteResponse, error) {
 	start := time.Now()
-	resp, outcome, hostID, err := s.execute(ctx, req)
-	s.metrics.execute(req.GetToolName(), hostID, outcome, time.Since(start))
+	resp, rec, err := s.execute(ctx, req)
+	took := time.Since(start)
+	s.metrics.execute(req.GetToolName(), rec.host, rec.outcome, took)
+	rec.kind, rec.took = "execute", took
+	if rec.tool == "" {
+		rec.tool = req.GetToolName()
+	}
+	s.audit(ctx, rec)
 	return resp, s.toStatus(err)
 }
 
-func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, outcome, hostID string, err error) {
+// execute runs an Execute call, cheapest checks first: the tool exists, the
+// subject may run it, a host serves it; only then are the parameters
+// decoded and validated against the tool's schema.
+func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, rec auditRecord, err error) {
+	sub, err := subject(ctx, req.GetCaller())
+	if err != nil {
+		return nil, auditRecord{outcome: "denied"}, err
+	}
+	rec.sub = sub
 	e := s.lookup(req.GetToolName())
 	if e == nil {
-		return nil, "not_found", "", fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
+		rec.outcome = "not_found"
+		return nil, rec, fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
 	}
 	name := e.name
-	params, instance, err := decodeParams(req)
+	rec.tool = name
+	action, rule := s.perms.DecideFor(name, sub)
+	if action == permission.Deny {
+		rec.outcome = "denied"
+		return nil, rec, fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
+	}
+	if !s.reg.Serving(name) {
+		rec.outcome = "no_host"
+		return nil, rec, fmt.Errorf("%w: %s", registry.ErrNoHost, name)
+	}
+	params, err := checkParams(e, req)
 	if err != nil {
-		return nil, "invalid", "", err
+		rec.outcome = "invalid"
+		return nil, rec, err
 	}
-	if e.hasSchema() {
-		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
-			if instance == nil {
-				instance = params.structured.AsMap()
-			}
-			if err := l.Validate(e, instance); err != nil {
-				return nil, "invalid", "", paramViolations(err)
-			}
-		}
-	}
-	caller := req.GetCaller()
-	switch action, rule := s.perms.Decide(name, caller); action {
-	case permission.Deny:
-		return nil, "denied", "", fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
-	case permission.Ask:
+	if action == permission.Ask {
 		// Only approvals need the canonical parameters: not every call
-		// pays for encoding them.
+		// pays for encoding them. The token is bound to the subject that
+		// asked (tenant, principal, caller).
 		canon := permission.CanonicalJSON(params.structured.AsMap())
+		bound := approvalSubject(sub)
 		if req.GetApprovalToken() == "" {
+			rec.outcome = "approval_required"
 			return &tooldexv1.ExecuteResponse{ToolName: name, ApprovalRequired: &tooldexv1.ApprovalRequest{
 				ToolName:      name,
 				ParamsSummary: permission.Summary(params.structured.AsMap(), 200),
-				ApprovalToken: s.approver.Token(name, caller, canon),
+				ApprovalToken: s.approver.Token(name, bound, canon),
 				Rule:          ruleReason(rule, "ask"),
-			}}, "approval_required", "", nil
+			}}, rec, nil
 		}
-		if err := s.approver.Check(req.GetApprovalToken(), name, caller, canon); err != nil {
-			return nil, "denied", "", fmt.Errorf("%w: approval token: %w", ErrDenied, err)
+		if err := s.approver.Check(req.GetApprovalToken(), name, bound, canon); err != nil {
+			rec.outcome = "denied"
+			return nil, rec, fmt.Errorf("%w: approval token: %w", ErrDenied, err)
 		}
 	}
 	// The caller's deadline, capped by the server's maximum: the registry
@@ -91,23 +107,22 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		deadline = d
 	}
 	res, err := s.reg.Call(ctx, registry.Call{
-		Tool: name, Params: params, Caller: caller, Deadline: deadline,
+		Tool: name, Params: params, Caller: sub.Caller, Deadline: deadline,
 		Idempotent: e.idempotent(),
 	})
 	if err != nil {
-		return nil, callOutcome(err), "", err
+		rec.outcome = callOutcome(err)
+		return nil, rec, err
 	}
-	if ce := s.log.Check(zap.InfoLevel, "executed"); ce != nil {
-		ce.Write(zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
-			zap.String("session", req.GetSessionId()), zap.Int("attempts", res.Attempts))
-	}
+	rec.host, rec.call = res.HostID, res.CallID
 	r, _ := res.Payload.(*tooldexv1.CallResult)
 	if r.GetRefused() != "" {
-		return nil, "refused", res.HostID, fmt.Errorf("%w: host %s refused the call: %s", ErrDenied, res.HostID, r.GetRefused())
+		rec.outcome = "refused"
+		return nil, rec, fmt.Errorf("%w: host %s refused the call: %s", ErrDenied, res.HostID, r.GetRefused())
 	}
-	outcome = "ok"
+	rec.outcome = "ok"
 	if r.GetIsError() {
-		outcome = "tool_error"
+		rec.outcome = "tool_error"
 	}
 	return &tooldexv1.ExecuteResponse{
 		ToolName:          name,
@@ -116,7 +131,27 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		StructuredContent: r.GetStructuredContent(),
 		CallId:            res.CallID,
 		HostId:            res.HostID,
-	}, outcome, res.HostID, nil
+	}, rec, nil
+}
+
+// checkParams decodes a call's parameters and validates them against the
+// tool's input schema.
+func checkParams(e *entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+	params, instance, err := decodeParams(req)
+	if err != nil {
+		return nil, err
+	}
+	if e.hasSchema() {
+		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
+			if instance == nil {
+				instance = params.structured.AsMap()
+			}
+			if err := l.Validate(e, instance); err != nil {
+				return nil, paramViolations(err)
+			}
+		}
+	}
+	return params, nil
 }
 
 // lookup finds a tool by name, alias or provider-mapped name.

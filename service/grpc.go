@@ -33,7 +33,7 @@ func RegisterDiscoveryService(r grpc.ServiceRegistrar, s *Server) {
 		case "Prefetch":
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_Prefetch_FullMethodName,
 				func(s *Server, ctx context.Context, req *tooldexv1.PrefetchRequest) (any, error) {
-					resp, err := s.prefetch(req)
+					resp, err := s.prefetch(ctx, req)
 					if err != nil {
 						return nil, s.toStatus(err)
 					}

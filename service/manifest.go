@@ -13,11 +13,11 @@ import (
 // GetManifest renders the initial tool set for a provider: the caller's
 // visible core tools, the two entry tools and the deferred names.
 func (s *Server) GetManifest(ctx context.Context, req *tooldexv1.GetManifestRequest) (*tooldexv1.GetManifestResponse, error) {
-	resp, err := s.getManifest(req)
+	resp, err := s.getManifest(ctx, req)
 	return resp, s.toStatus(err)
 }
 
-func (s *Server) getManifest(req *tooldexv1.GetManifestRequest) (*tooldexv1.GetManifestResponse, error) {
+func (s *Server) getManifest(ctx context.Context, req *tooldexv1.GetManifestRequest) (*tooldexv1.GetManifestResponse, error) {
 	ve := &ValidationError{}
 	p, err := manifest.ParseProvider(req.GetProvider())
 	if err != nil {
@@ -31,7 +31,11 @@ func (s *Server) getManifest(req *tooldexv1.GetManifestRequest) (*tooldexv1.GetM
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	visible := s.visible(req.GetCaller())
+	sub, err := subject(ctx, req.GetCaller())
+	if err != nil {
+		return nil, err
+	}
+	visible := s.visible(sub)
 	entry := make(map[string]bool)
 	for _, t := range manifest.EntryTools() {
 		entry[t.GetName()] = true

@@ -148,7 +148,7 @@ func (ss *sessions) len() int {
 // call on every pause in typing; frontends fire it without waiting and use
 // the answer only if it arrives before they build the model request.
 func (s *Server) Prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
-	resp, err := s.prefetch(req)
+	resp, err := s.prefetch(ctx, req)
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
@@ -158,7 +158,7 @@ func (s *Server) Prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (
 
 // prefetch is Prefetch with light tools (see catalog.go): what the gRPC
 // handler registered by RegisterDiscoveryService sends.
-func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
+func (s *Server) prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
 	ve := &ValidationError{}
 	limit := int(req.GetLimit())
 	switch {
@@ -180,17 +180,24 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
+	sub, err := subject(ctx, req.GetCaller())
+	if err != nil {
+		return nil, err
+	}
 	text := prefetchQuery(req.GetMessage(), req.GetContext())
 	resp := &tooldexv1.PrefetchResponse{}
 	if text == "" {
 		return resp, nil
 	}
-	sess := s.sessions.get(req.GetSessionId(), req.GetLoaded())
+	// Sessions are per subject: another principal naming the same session
+	// id neither reads nor changes this one's memory.
+	key := sessionKey(sub, req.GetSessionId())
+	sess := s.sessions.get(key, req.GetLoaded())
 	loaded := make(map[string]bool, len(req.GetLoaded()))
 	for _, n := range req.GetLoaded() {
 		loaded[n] = true
 	}
-	visible := s.visible(req.GetCaller())
+	visible := s.visible(sub)
 	allow := func(name string) bool {
 		return !loaded[name] && !sess.has(name) && (visible == nil || visible(name))
 	}
@@ -207,7 +214,7 @@ func (s *Server) prefetch(req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchRe
 	for i, r := range resp.Results {
 		names[i] = r.GetTool().GetName()
 	}
-	s.sessions.record(req.GetSessionId(), names)
+	s.sessions.record(key, names)
 	resp.Text = renderPrefetch(resp.Results, entries)
 	return resp, nil
 }

@@ -56,6 +56,7 @@ type Server struct {
 	tooldexv1.UnimplementedDiscoveryServiceServer
 
 	log        *zap.Logger
+	auditLog   *zap.Logger
 	policy     Policy
 	ix         *index.Index
 	reg        *registry.Registry
@@ -107,6 +108,7 @@ func New(cfg Config) *Server {
 	hostsCtx, closeHosts := context.WithCancel(context.Background())
 	s := &Server{
 		log:        log.Named("discovery"),
+		auditLog:   log.Named("audit"),
 		policy:     cfg.Policy,
 		ix:         index.New(cfg.Index),
 		reg:        registry.New(cfg.Registry),
@@ -175,8 +177,13 @@ func (s *Server) Index() *index.Index { return s.ix }
 // RegisterTools validates the whole batch first; if any tool is invalid,
 // nothing is registered and every violation is reported.
 func (s *Server) RegisterTools(ctx context.Context, req *tooldexv1.RegisterToolsRequest) (*tooldexv1.RegisterToolsResponse, error) {
+	start := time.Now()
 	resp, err := s.register(req)
-	return resp, s.toStatus(err)
+	err = s.toStatus(err)
+	if !req.GetValidateOnly() {
+		auditBatch(ctx, s, "register", req.GetTools(), (*tooldexv1.Tool).GetName, err, time.Since(start))
+	}
+	return resp, err
 }
 
 func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.RegisterToolsResponse, error) {
@@ -308,6 +315,13 @@ func (s *Server) drop(name string) {
 
 // UnregisterTools removes tools by name.
 func (s *Server) UnregisterTools(ctx context.Context, req *tooldexv1.UnregisterToolsRequest) (*tooldexv1.UnregisterToolsResponse, error) {
+	start := time.Now()
+	resp, err := s.unregister(req)
+	auditBatch(ctx, s, "unregister", req.GetNames(), func(n string) string { return n }, err, time.Since(start))
+	return resp, err
+}
+
+func (s *Server) unregister(req *tooldexv1.UnregisterToolsRequest) (*tooldexv1.UnregisterToolsResponse, error) {
 	names := req.GetNames()
 	if len(names) > MaxBatch {
 		ve := &ValidationError{}
@@ -395,7 +409,11 @@ func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
+	sub, err := subject(ctx, req.GetCaller())
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
+	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(sub)})
 	results, entries := s.lightResults(res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.SearchResponse{
 		Results:            results,
@@ -432,7 +450,11 @@ func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(req.GetCaller())})
+	sub, err := subject(ctx, req.GetCaller())
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
+	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(sub)})
 	results, entries := s.lightResults(res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            results,
@@ -445,13 +467,13 @@ func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	return resp, nil
 }
 
-// visible returns the filter that hides tools the caller is denied, or nil
-// when the caller is denied nothing.
-func (s *Server) visible(caller string) func(string) bool {
+// visible returns the filter that hides tools the subject is denied, or
+// nil when the policy denies nothing.
+func (s *Server) visible(sub *permission.Subject) func(string) bool {
 	if !s.perms.Restricts() {
 		return nil
 	}
-	return func(name string) bool { return s.perms.Visible(name, caller) }
+	return func(name string) bool { return s.perms.VisibleFor(name, sub) }
 }
 
 // checkSearch validates Search's and Discover's max_results and

@@ -3,14 +3,15 @@ package service
 import (
 	"context"
 	"errors"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/textcut"
 	"github.com/tooldex/tooldex/registry"
 )
 
@@ -26,7 +27,12 @@ func (s *Server) toStatus(err error) error {
 	}
 	var ve *ValidationError
 	var ce *ConflictError
+	var ms *auth.MissingScopeError
 	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.As(err, &ms):
+		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.As(err, &ce):
 		return withViolations(codes.AlreadyExists, "conflict: "+ce.Error(), ce.Violations)
 	case errors.As(err, &ve):
@@ -56,14 +62,10 @@ func badRequest(msg string, vs []Violation) error {
 
 // withViolations returns a status with a google.rpc.BadRequest detail.
 func withViolations(code codes.Code, msg string, vs []Violation) error {
-	if len(msg) > 1024 {
-		// Cut at a rune boundary: a status message that is not valid UTF-8
-		// cannot be marshaled and its details would be dropped.
-		cut := 1024
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
+	// Cut at a rune boundary: a status message that is not valid UTF-8
+	// cannot be marshaled and its details would be dropped.
+	if m, cut := textcut.Prefix(msg, 1024); cut {
+		msg = m + "…"
 	}
 	st := status.New(code, msg)
 	br := &errdetails.BadRequest{}

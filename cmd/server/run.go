@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -56,6 +58,7 @@ type config struct {
 	demoCatalog  bool
 	filesDir     string
 	permissions  string
+	approvalKey  string
 	metricsAddr  string
 	pprofAddr    string
 	maxExecute   time.Duration
@@ -87,6 +90,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.BoolVar(&c.demoCatalog, "demo-catalog", false, "also load the embedded demo catalog (Claude Code and MCP tool definitions, search only) when no --catalog is given")
 	fs.StringVar(&c.filesDir, "files-dir", "", "directory the demo host's read_file and list_files tools may read (empty: those tools are off)")
 	fs.StringVar(&c.permissions, "permissions", "", "permission rules file (JSON: allow / deny / ask by tool-name pattern)")
+	fs.StringVar(&c.approvalKey, "approval-key-file", "", "file holding the key (at least 32 bytes) that signs approval tokens, so tokens survive a restart and every replica accepts them (empty: a random key per process)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address at /metrics (empty: off)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve Go profiles (net/http/pprof) on this address at /debug/pprof/ (empty: off; never expose it)")
 	fs.DurationVar(&c.maxExecute, "max-execute-timeout", 60*time.Second, "longest an Execute call may run, whatever the caller's deadline")
@@ -195,6 +199,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return fmt.Errorf("--permissions: %w", err)
 		}
 	}
+	approvalKey, err := readApprovalKey(c.approvalKey)
+	if err != nil {
+		return err
+	}
 	var metrics *service.Metrics
 	if c.metricsAddr != "" {
 		metrics = service.NewMetrics()
@@ -214,6 +222,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Logger:          log,
 		Registry:        registry.Config{HeartbeatInterval: c.heartbeat},
 		Permissions:     perms,
+		ApprovalKey:     approvalKey,
 		MaxExecute:      c.maxExecute,
 		Metrics:         metrics,
 		Semantic:        store,
@@ -359,6 +368,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	wg.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// minApprovalKey is the shortest approval key accepted: HMAC-SHA256 keys
+// shorter than the hash are weaker than the MAC.
+const minApprovalKey = 32
+
+// readApprovalKey reads the --approval-key-file key (surrounding white space
+// dropped, so `openssl rand -hex 32 > key` works); "" means none.
+func readApprovalKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--approval-key-file: %w", err)
+	}
+	key := bytes.TrimSpace(data)
+	if len(key) < minApprovalKey {
+		return nil, fmt.Errorf("--approval-key-file: %s holds %d bytes, at least %d are needed (e.g. openssl rand -hex 32)", path, len(key), minApprovalKey)
+	}
+	return key, nil
 }
 
 // catalogBatch is how many tools of a catalog file are decoded and
