@@ -585,8 +585,9 @@ type SearchRequest struct {
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	// select: returns every named tool regardless.
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// The caller's identity; tools its permission rules deny are never
-	// listed.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools its permission rules deny are never listed.
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Render content_json for this provider: "anthropic", "openai",
 	// "gemini" or "grok"; empty renders none.
@@ -884,8 +885,9 @@ type DiscoverRequest struct {
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// The caller's identity; tools its permission rules deny are never
-	// listed.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools its permission rules deny are never listed.
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Render content_json for this provider, as in SearchRequest.
 	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
@@ -1056,7 +1058,10 @@ type ExecuteRequest struct {
 	ParamsJson string `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
 	// The frontend's session, for logs.
 	SessionId string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// The caller's identity, matched by permission rules.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Matched by permission rules; approval tokens are bound
+	// to it and to the principal.
 	Caller string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Approval of an earlier approval_required answer for this very call.
 	ApprovalToken string `protobuf:"bytes,6,opt,name=approval_token,json=approvalToken,proto3" json:"approval_token,omitempty"`
@@ -1498,7 +1503,9 @@ type GetManifestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "anthropic", "openai", "gemini" or "grok".
 	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
-	// The caller's identity: tools it is denied are left out.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools it is denied are left out.
 	Caller string `protobuf:"bytes,2,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Anthropic: the frontend supports tool_reference (defer_loading).
 	ToolReference bool `protobuf:"varint,3,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
@@ -1749,7 +1756,9 @@ type PrefetchRequest struct {
 	MinScore float64 `protobuf:"fixed64,5,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
 	// Tools the frontend has already loaded: never recommended.
 	Loaded []string `protobuf:"bytes,6,rep,name=loaded,proto3" json:"loaded,omitempty"`
-	// The caller's identity: denied tools are never recommended.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Denied tools are never recommended.
 	Caller string `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
 	// How results carry each tool's input schema. SCHEMA_VIEW_UNSPECIFIED
 	// is SCHEMA_VIEW_STRUCT; other values are INVALID_ARGUMENT. text is the
