@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
@@ -45,21 +47,21 @@ func (s *Server) Execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (*t
 }
 
 func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, outcome, hostID string, err error) {
-	e := s.lookup(req.GetToolName())
+	e := s.lookup(principalOf(ctx).Tenant, req.GetToolName())
 	if e == nil {
 		return nil, "not_found", "", fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
 	}
-	name := e.name
+	name := e.Name()
 	params, instance, err := decodeParams(req)
 	if err != nil {
 		return nil, "invalid", "", err
 	}
-	if e.hasSchema() {
-		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
+	if e.HasSchema() {
+		if !fastValid(e.FastChecker(), params, instance) {
 			if instance == nil {
 				instance = params.structured.AsMap()
 			}
-			if err := l.Validate(e, instance); err != nil {
+			if err := e.Validate(instance); err != nil {
 				return nil, "invalid", "", paramViolations(err)
 			}
 		}
@@ -91,8 +93,8 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		deadline = d
 	}
 	res, err := s.reg.Call(ctx, registry.Call{
-		Tool: name, Params: params, Caller: caller, Deadline: deadline,
-		Idempotent: e.idempotent(),
+		Tenant: e.Tenant(), Tool: name, Params: params, Caller: caller, Deadline: deadline,
+		Idempotent: e.Idempotent(),
 	})
 	if err != nil {
 		return nil, callOutcome(err), "", err
@@ -119,23 +121,18 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	}, outcome, res.HostID, nil
 }
 
-// lookup finds a tool by name, alias or provider-mapped name.
-func (s *Server) lookup(name string) *entry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e := s.tools[name]; e != nil {
+// lookup finds the tool tenant sees by name, alias or provider-mapped
+// name.
+func (s *Server) lookup(tenant, name string) *catalog.Entry {
+	if e := s.cat.Get(tenant, name); e != nil {
 		return e
 	}
-	for _, e := range s.tools {
-		for _, a := range e.aliases() {
-			if a == name {
-				return e
-			}
-		}
+	if e := s.cat.ByAlias(tenant, name); e != nil {
+		return e
 	}
 	// A name a provider-specific manifest mapped (see GetManifest).
 	for _, n := range unmapName(name) {
-		if e := s.tools[n]; e != nil {
+		if e := s.cat.Get(tenant, n); e != nil {
 			return e
 		}
 	}
@@ -231,13 +228,22 @@ func callOutcome(err error) string {
 	return "error"
 }
 
-// ListHosts lists connected host sessions.
+// ListHosts lists the connected host sessions serving the caller's tenant
+// (an admin may name another), and those serving the shared catalog.
 func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest) (*tooldexv1.ListHostsResponse, error) {
+	tenant, err := s.readTenant(ctx, req.GetTenant())
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
 	resp := &tooldexv1.ListHostsResponse{}
 	for _, h := range s.reg.Hosts() {
+		if h.Tenant != tenant && h.Tenant != auth.SharedTenant {
+			continue
+		}
 		resp.Hosts = append(resp.Hosts, &tooldexv1.HostInfo{
 			HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
 			Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
+			Tenant: h.Tenant, Principal: h.Principal,
 		})
 	}
 	return resp, nil

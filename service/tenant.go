@@ -1,0 +1,54 @@
+package service
+
+import (
+	"context"
+
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
+)
+
+// anonymous is the principal of calls that carry none (in-process callers,
+// package tests): the default tenant's, with every scope.
+var anonymous = &auth.Principal{
+	Name:   "",
+	Tenant: auth.DefaultTenant,
+	Scopes: []auth.Scope{auth.ScopeSearch, auth.ScopeExecute, auth.ScopeRegister, auth.ScopeHost, auth.ScopeAdmin, auth.ScopeActAs},
+	// Any name: an anonymous deployment is one trusted machine.
+	HostPatterns: []string{"*"},
+	Method:       "anonymous",
+}
+
+// principalOf returns the principal ctx carries, anonymous when none.
+func principalOf(ctx context.Context) *auth.Principal {
+	if p, ok := auth.FromContext(ctx); ok {
+		return p
+	}
+	return anonymous
+}
+
+// readTenant returns the tenant a read addresses: the principal's, or the
+// request's tenant field, which only admin principals may set.
+func (s *Server) readTenant(ctx context.Context, field string) (string, error) {
+	return addressed(principalOf(ctx), field)
+}
+
+// writeTenant returns the tenant a catalog write addresses (see
+// readTenant); the shared tenant only for admin principals.
+func (s *Server) writeTenant(ctx context.Context, field string) (string, error) {
+	p := principalOf(ctx)
+	t, err := addressed(p, field)
+	if err == nil && t == auth.SharedTenant && !p.Has(auth.ScopeAdmin) {
+		return "", &catalog.PermissionError{Field: "tenant", Reason: "the shared catalog is written only by admin principals"}
+	}
+	return t, err
+}
+
+func addressed(p *auth.Principal, field string) (string, error) {
+	switch {
+	case field == "" || field == p.Tenant:
+		return p.Tenant, nil
+	case !p.Has(auth.ScopeAdmin):
+		return "", &catalog.PermissionError{Field: "tenant", Reason: "only admin principals address another tenant or the shared catalog; leave it empty for your own (" + p.Tenant + ")"}
+	}
+	return field, nil
+}
