@@ -50,7 +50,7 @@ func binaries(t *testing.T) string {
 		}
 		for name, b := range map[string]struct{ pkg, modfile string }{
 			"tooldex-server": {pkg: "github.com/tooldex/tooldex/cmd/server"},
-			"tooldex":        {pkg: "github.com/tooldex/tooldex/cmd/client"},
+			"tooldex":        {pkg: "github.com/tooldex/tooldex/cmd/tooldex"},
 			"grpcurl":        {pkg: "github.com/fullstorydev/grpcurl/cmd/grpcurl", modfile: tools},
 		} {
 			args := []string{"build", "-o", filepath.Join(binDir, name)}
