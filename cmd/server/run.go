@@ -24,12 +24,12 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/reflection"
 
 	"github.com/tooldex/tooldex/demo"
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/apidesc"
 	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
@@ -259,7 +259,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	hs.SetServingStatus(tooldexv1.DiscoveryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	reflection.Register(gs)
+	apidesc.RegisterReflection(gs) // descriptors with the proto's comments
 
 	// Goroutines owned here, each stopped in the shutdown below.
 	var wg sync.WaitGroup
@@ -268,13 +268,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	wg.Go(func() { _ = svc.Run(regCtx) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
-	var metricsSrv *http.Server
+	var metricsSrv, pprofSrv *http.Server
+	// abort stops what was started so far, for a return before serving.
+	abort := func() {
+		gs.Stop()
+		for _, srv := range []*http.Server{metricsSrv, pprofSrv} {
+			if srv != nil {
+				srv.Close()
+			}
+		}
+		stopReg()
+		wg.Wait()
+	}
 	if metrics != nil {
 		mlis, err := net.Listen("tcp", c.metricsAddr)
 		if err != nil {
-			gs.Stop()
-			stopReg()
-			wg.Wait()
+			abort()
 			return fmt.Errorf("metrics listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -283,13 +292,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		wg.Go(func() { _ = metricsSrv.Serve(mlis) })
 		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
 	}
-	var pprofSrv *http.Server
 	if c.pprofAddr != "" {
 		plis, err := net.Listen("tcp", c.pprofAddr)
 		if err != nil {
-			gs.Stop()
-			stopReg()
-			wg.Wait()
+			abort()
 			return fmt.Errorf("pprof listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -307,6 +313,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if c.demoHost {
 		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost")})
 		if err := demohost.Register(host, c.filesDir); err != nil {
+			abort()
 			return fmt.Errorf("demo host: %w", err)
 		}
 		wg.Go(func() { _ = host.Run(hostCtx) })
