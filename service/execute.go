@@ -61,6 +61,9 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		return nil, auditRecord{outcome: "denied"}, err
 	}
 	rec.sub = sub
+	if err := checkResultView(req.GetResultView()); err != nil {
+		return nil, auditRecord{sub: sub, outcome: "invalid"}, err
+	}
 	e := s.lookup(sub.Tenant, req.GetToolName())
 	if e == nil {
 		rec.outcome = "not_found"
@@ -126,14 +129,18 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if r.GetIsError() {
 		rec.outcome = "tool_error"
 	}
-	return &tooldexv1.ExecuteResponse{
+	resp = &tooldexv1.ExecuteResponse{
 		ToolName:          name,
 		Content:           r.GetContent(),
 		IsError:           r.GetIsError(),
 		StructuredContent: r.GetStructuredContent(),
 		CallId:            res.CallID,
 		HostId:            res.HostID,
-	}, rec, nil
+	}
+	if req.GetResultView() == tooldexv1.ResultView_RESULT_VIEW_JSON {
+		jsonView(resp)
+	}
+	return resp, rec, nil
 }
 
 // checkParams decodes a call's parameters and validates them against the
