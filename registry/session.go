@@ -87,8 +87,8 @@ type Session struct {
 	// the host answers any call (Complete).
 	stalled    bool
 	lastAnswer time.Time // of the last Complete of a known call
-	ended     bool // detached or dead; done is closed
-	detached  bool // Detach reported the orphans
+	ended      bool      // detached or dead; done is closed
+	detached   bool      // Detach reported the orphans
 }
 
 // ID returns the session's id, unique in the registry; ids sort in attach
