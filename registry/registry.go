@@ -402,6 +402,9 @@ func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		if o.err != nil {
+			return Result{}, fmt.Errorf("registry: call %s to %q: not sent to host %s: %w", p.id, c.Tool, s.hostID, o.err)
+		}
 		if !o.gone {
 			return Result{Payload: o.payload, CallID: p.id, HostID: s.hostID, SessionID: s.id, Attempts: attempt}, nil
 		}
@@ -703,4 +706,5 @@ type outcome struct {
 	gone    bool   // the session ended
 	sent    bool   // gone: the Execute frame may have reached the host
 	why     string // gone: how the session ended
+	err     error  // the call could not be sent (Undeliverable)
 }

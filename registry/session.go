@@ -189,6 +189,27 @@ func (s *Session) Delivered(callID string) {
 	}
 }
 
+// Undeliverable settles callID, whose Execute frame the sender could not
+// send (err says why, e.g. it is larger than the host can receive): the
+// host never saw it, so its caller gets err at once, the slot is freed and
+// the session goes on serving other calls.
+func (s *Session) Undeliverable(callID string, err error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := s.calls[callID]
+	if s.ended || p == nil {
+		return
+	}
+	delete(s.calls, callID)
+	if p.abandoned {
+		s.abandoned--
+	} else {
+		p.done <- outcome{err: err}
+	}
+	r.notifyLocked(s)
+}
+
 // Complete hands in the host's result for callID, which goes to the
 // waiting caller. It fails with ErrUnknownCall for an id the session does
 // not have: never sent, already answered, or abandoned by its caller (the

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
 )
 
@@ -137,7 +138,16 @@ func sendLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, s
 			if !ok {
 				return nil
 			}
-			if err := stream.Send(frameOf(f)); err != nil {
+			msg := frameOf(f)
+			if f.Kind == registry.FrameExecute {
+				// A frame larger than the host can receive would cut its
+				// stream and fail every call on it: only this call fails.
+				if err := limit.CheckMessage("params", msg); err != nil {
+					sess.Undeliverable(f.CallID, err)
+					continue
+				}
+			}
+			if err := stream.Send(msg); err != nil {
 				return err
 			}
 			if f.Kind == registry.FrameExecute {

@@ -9,15 +9,21 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // toStatus turns a domain error into a gRPC status error. It is the only
 // place that chooses status codes. Unknown errors become INTERNAL with an
 // opaque message and are logged once here.
-func (s *Server) toStatus(err error) error {
+func (s *Server) toStatus(err error) error { return statusOf(s.log, err) }
+
+// statusOf is toStatus logging to log; for interceptors (limits.go).
+func statusOf(log *zap.Logger, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -26,6 +32,9 @@ func (s *Server) toStatus(err error) error {
 	}
 	var ve *ValidationError
 	var ce *ConflictError
+	var se *limit.SizeError
+	var le *limit.LimitError
+	var pe *schema.ParamsError
 	switch {
 	case errors.As(err, &ce):
 		return withViolations(codes.AlreadyExists, "conflict: "+ce.Error(), ce.Violations)
@@ -41,13 +50,37 @@ func (s *Server) toStatus(err error) error {
 		return status.Error(codes.Unavailable, err.Error()+": the tool host went away during the call; its outcome is unknown")
 	case errors.Is(err, registry.ErrOverloaded):
 		return status.Error(codes.ResourceExhausted, err.Error()+": every host serving this tool is busy; retry shortly")
+	case errors.As(err, &se):
+		return badRequest(se.Error(), []Violation{{Field: se.Field, Description: se.Error()}})
+	case errors.As(err, &le):
+		return limited(le)
+	case errors.Is(err, schema.ErrTooMuchWork):
+		return badRequest(err.Error(), []Violation{{Field: "params", Description: err.Error()}})
+	case errors.Is(err, schema.ErrBadParams):
+		return badRequest(err.Error(), []Violation{{Field: "params", Description: err.Error()}})
+	case errors.As(err, &pe):
+		vs := make([]Violation, 0, len(pe.Violations))
+		for _, v := range schema.Violations(pe) {
+			vs = append(vs, Violation{Field: v.Path, Description: v.Description})
+		}
+		return badRequest(pe.Error(), vs)
 	case errors.Is(err, index.ErrInvalidQuery):
 		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return status.FromContextError(err).Err()
 	}
-	s.log.Error("internal error", zap.Error(err))
+	log.Error("internal error", zap.Error(err))
 	return status.Error(codes.Internal, "internal error")
+}
+
+// limited is RESOURCE_EXHAUSTED with a google.rpc.RetryInfo saying when
+// to come back.
+func limited(le *limit.LimitError) error {
+	st := status.New(codes.ResourceExhausted, "rate limited: "+le.Error())
+	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(le.RetryAfter)}); err == nil {
+		st = d
+	}
+	return st.Err()
 }
 
 func badRequest(msg string, vs []Violation) error {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
@@ -109,7 +110,7 @@ func newFlags(name string, e env, c *common) *flag.FlagSet {
 // dial connects to the server and returns a client and a context with the
 // command's deadline.
 func dial(ctx context.Context, c *common) (tooldexv1.DiscoveryServiceClient, context.Context, func(), error) {
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(c.addr, append(limit.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connect %s: %w", c.addr, err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/mcpfacade"
 )
 
@@ -68,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(c.addr, append(limit.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return fmt.Errorf("tooldex client: %w", err)
 	}

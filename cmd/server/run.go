@@ -29,6 +29,7 @@ import (
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/semantic"
@@ -100,7 +101,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0, "weight of the text score in the hybrid (0: the scorer's default, 0.8 for bm25f, 0.6 for cosine)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
-	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", 16<<20, "largest gRPC message accepted or sent")
+	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", limit.MaxMessageBytes, "largest gRPC message accepted or sent (hosts, the bridge, the façade and the CLI take at most 16 MiB; a larger call to a host fails alone)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
 	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
