@@ -62,6 +62,8 @@ type config struct {
 	maxExecute   time.Duration
 	heartbeat    time.Duration
 
+	limits service.LimitsConfig
+
 	embedderURL     string
 	embedderModel   string
 	embedderKeyEnv  string
@@ -108,6 +110,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
+	fs.Float64Var(&c.limits.Calls.Rate, "limit-rate", limit.DefaultRate, "each client's RPCs per second (a client: its principal, else its IP address; negative: no limit)")
+	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
+	fs.IntVar(&c.limits.Calls.MaxInFlight, "limit-in-flight", limit.DefaultMaxInFlight, "each client's RPCs running at once (negative: no limit)")
+	fs.IntVar(&c.limits.Streams.MaxInFlight, "limit-streams", service.DefaultStreamLimits.MaxInFlight, "each client's open streams (host sessions) (negative: no limit)")
+	fs.IntVar(&c.limits.Calls.MaxKeys, "limit-clients", limit.DefaultMaxKeys, "clients whose limits are remembered; the least recently seen idle one is forgotten first")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -229,13 +236,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	// Metrics interceptors only when metrics are on: each costs a call frame
-	// and a clock read per RPC.
-	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log)}
-	var stream []grpc.StreamServerInterceptor
+	// Per-client limits first (after authentication), so a refused request
+	// costs nothing more; metrics, outermost, count it. Metrics interceptors
+	// only when metrics are on: each costs a call frame and a clock read
+	// per RPC.
+	limits := service.NewLimits(c.limits, log)
+	unary := []grpc.UnaryServerInterceptor{limits.UnaryInterceptor(), service.UnaryInterceptor(log)}
+	stream := []grpc.StreamServerInterceptor{limits.StreamInterceptor()}
 	if metrics != nil {
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
-		stream = append(stream, metrics.StreamInterceptor())
+		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
 	}
 	gs := grpc.NewServer(
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
