@@ -247,7 +247,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
 	}
-	gs := grpc.NewServer(
+	gs := grpc.NewServer(append(service.CodecOptions(),
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -255,7 +255,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	)...)
 	service.RegisterDiscoveryService(gs, svc)
 	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())
 	hs := health.NewServer()
