@@ -101,6 +101,13 @@ func (s *Session) HostID() string { return s.hostID }
 // Slots returns how many calls the session runs at once.
 func (s *Session) Slots() int { return s.slots }
 
+// ToolCount returns how many tools the session serves.
+func (s *Session) ToolCount() int {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	return len(s.tools)
+}
+
 // Outbound is the session's bounded frame queue, in send order. One sender
 // goroutine drains it until Done is closed; it is never closed itself.
 func (s *Session) Outbound() <-chan Frame { return s.out }

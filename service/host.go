@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -25,17 +26,34 @@ const helloTimeout = 10 * time.Second
 // deadline falls; see frameOf.
 const hostDeadlineSlack = 250 * time.Millisecond
 
+// Bounds on what a host sends.
+const (
+	// MaxHelloTools bounds the tools of a hello or of one ToolsUpdate, as
+	// MaxBatch bounds a RegisterTools request.
+	MaxHelloTools = MaxBatch
+	// MaxHostTools bounds the tools one host session serves.
+	MaxHostTools = MaxBatch
+	// hostFrameRate and hostFrameBurst bound the frames a host session
+	// sends per second: past them the server reads its stream more slowly
+	// (flow control slows the host), it drops nothing.
+	hostFrameRate  = 20000
+	hostFrameBurst = 40000
+)
+
 // HostServer implements tooldex.v1.HostService over a Server's catalog
 // and registry.
 type HostServer struct {
 	tooldexv1.UnimplementedHostServiceServer
 	s *Server
+	// logs limits repeated warnings per host session: a host sending
+	// 100,000 bogus results wrote 21.6 MB of log.
+	logs *limit.Logs
 }
 
 var _ tooldexv1.HostServiceServer = (*HostServer)(nil)
 
 // Hosts returns the HostService of s.
-func (s *Server) Hosts() *HostServer { return &HostServer{s: s} }
+func (s *Server) Hosts() *HostServer { return &HostServer{s: s, logs: limit.NewLogs(s.log, 0, 0)} }
 
 // Connect runs one host session. Frames are read by one goroutine and sent
 // by another (grpc-go allows one of each); the handler returns when the
@@ -115,6 +133,10 @@ func recvHello(ctx context.Context, stream tooldexv1.HostService_ConnectServer) 
 		if hello.GetMaxConcurrentCalls() < 0 {
 			return nil, badRequest("hello.max_concurrent_calls is negative", []Violation{{Field: "hello.max_concurrent_calls", Description: "is negative"}})
 		}
+		if n := len(hello.GetTools()); n > MaxHelloTools {
+			d := fmt.Sprintf("has %d tools, at most %d per hello; send the rest in ToolsUpdate frames", n, MaxHelloTools)
+			return nil, badRequest("hello.tools: "+d, []Violation{{Field: "hello.tools", Description: d}})
+		}
 		return hello, nil
 	case <-timer.C:
 		return nil, status.Error(codes.DeadlineExceeded, "no hello within 10s")
@@ -180,7 +202,12 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 }
 
 func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) error {
+	frames := rate.NewLimiter(hostFrameRate, hostFrameBurst)
+	key := sess.ID()
 	for {
+		if err := frames.Wait(ctx); err != nil {
+			return err
+		}
 		m, err := stream.Recv()
 		if err != nil {
 			return err
@@ -191,13 +218,22 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 			if err := sess.Complete(f.Result.GetCallId(), f.Result); err != nil {
 				// Late results (after a timeout or cancel) and unknown ids
 				// are dropped; the session goes on.
-				log.Warn("result dropped", zap.String("call", f.Result.GetCallId()), zap.Error(err))
+				h.logs.Warn(key, "result dropped", zap.String("host", sess.HostID()), zap.String("session", key),
+					zap.String("call", f.Result.GetCallId()), zap.Error(err))
 			}
 		case *tooldexv1.ConnectRequest_Tools:
-			results := h.s.hostUpsert(sess, f.Tools.GetUpsert())
-			if rm := f.Tools.GetRemove(); len(rm) > 0 {
-				sess.RemoveTools(rm...)
-				h.s.hostRelease(sess.ID(), rm)
+			var results []*tooldexv1.HostToolResult
+			if why := h.toolsRefused(sess, f.Tools); why != "" {
+				for _, t := range f.Tools.GetUpsert() {
+					results = append(results, &tooldexv1.HostToolResult{Name: t.GetName(), Rejected: why})
+				}
+				h.logs.Warn(key, "tools update refused", zap.String("host", sess.HostID()), zap.String("session", key), zap.String("why", why))
+			} else {
+				results = h.s.hostUpsert(sess, f.Tools.GetUpsert())
+				if rm := f.Tools.GetRemove(); len(rm) > 0 {
+					sess.RemoveTools(rm...)
+					h.s.hostRelease(sess.ID(), rm)
+				}
 			}
 			select {
 			case replies <- &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_ToolsAck{ToolsAck: &tooldexv1.ToolsAck{Results: results}}}:
@@ -208,11 +244,24 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 			log.Debug("progress", zap.String("call", f.Progress.GetCallId()), zap.Float64("progress", f.Progress.GetProgress()), zap.Float64("total", f.Progress.GetTotal()))
 		case *tooldexv1.ConnectRequest_Heartbeat:
 		case *tooldexv1.ConnectRequest_Hello:
-			log.Warn("second hello ignored")
+			h.logs.Warn(key, "second hello ignored", zap.String("host", sess.HostID()), zap.String("session", key))
 		default:
-			log.Warn("unknown frame ignored")
+			h.logs.Warn(key, "unknown frame ignored", zap.String("host", sess.HostID()), zap.String("session", key))
 		}
 	}
+}
+
+// toolsRefused says why a ToolsUpdate is refused whole: more tools than a
+// hello may carry, or more than a host may serve.
+func (h *HostServer) toolsRefused(sess *registry.Session, u *tooldexv1.ToolsUpdate) string {
+	n := len(u.GetUpsert())
+	if n > MaxHelloTools {
+		return fmt.Sprintf("invalid: the update has %d tools, at most %d", n, MaxHelloTools)
+	}
+	if served := sess.ToolCount(); served+n-len(u.GetRemove()) > MaxHostTools {
+		return fmt.Sprintf("invalid: the host would serve more than %d tools (it serves %d)", MaxHostTools, served)
+	}
+	return ""
 }
 
 // hostUpsert registers tools a host offers. A tool is accepted when it is
