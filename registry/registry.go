@@ -566,7 +566,9 @@ func (r *Registry) await(cc *callCtx, s *Session, p *pending, tool string) (outc
 	default:
 	}
 	reason := "caller canceled"
-	if errors.Is(cause, context.DeadlineExceeded) {
+	// A caller whose own deadline cancels its RPC is seen as canceled,
+	// often before the server's copy of the deadline fires.
+	if errors.Is(cause, context.DeadlineExceeded) || !cc.deadline.IsZero() && !time.Now().Before(cc.deadline) {
 		reason = "deadline exceeded"
 		s.stallLocked(p)
 	}

@@ -280,7 +280,7 @@ type Compiled struct {
 // compiling a large schema takes milliseconds.
 func New(doc map[string]any, lim Limits) (*Compiled, error) {
 	lim = lim.withDefaults()
-	if err := checkDoc(doc); err != nil {
+	if err := checkDoc(doc, lim); err != nil {
 		return nil, err
 	}
 	sch, err := compile(doc, lim)

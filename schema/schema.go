@@ -31,12 +31,49 @@ func Check(doc map[string]any) error {
 }
 
 // checkDoc is Check's part that needs no compiling.
-func checkDoc(doc map[string]any) error {
+func checkDoc(doc map[string]any, lim Limits) error {
 	if Nesting(doc, MaxDepth+1) > MaxDepth {
 		return fmt.Errorf("nests objects and arrays more than %d levels deep", MaxDepth)
 	}
 	if !Finite(doc) {
 		return errors.New("holds a number that is not finite (NaN or infinite), which JSON cannot represent")
+	}
+	return checkPatterns(doc, lim)
+}
+
+// checkPatterns checks every pattern of doc against lim before compiling:
+// the compiler would report a refused pattern only as a metaschema
+// failure.
+func checkPatterns(v any, lim Limits) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			switch p := e.(type) {
+			case string:
+				if k == "pattern" {
+					if _, err := patternInsts(p, lim); err != nil {
+						return err
+					}
+				}
+			case map[string]any:
+				if k == "patternProperties" {
+					for re := range p {
+						if _, err := patternInsts(re, lim); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if err := checkPatterns(e, lim); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := checkPatterns(e, lim); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

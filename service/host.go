@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"go.uber.org/zap"
@@ -201,7 +202,15 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 	return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Execute{Execute: call}}
 }
 
-func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) error {
+func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) (err error) {
+	// A panic here (a ToolsUpdate's tool) would end the process: it ends
+	// the session instead.
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("panic in a host session", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			err = status.Error(codes.Internal, "internal error")
+		}
+	}()
 	frames := rate.NewLimiter(hostFrameRate, hostFrameBurst)
 	key := sess.ID()
 	for {

@@ -242,7 +242,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// per RPC.
 	limits := service.NewLimits(c.limits, log)
 	unary := []grpc.UnaryServerInterceptor{limits.UnaryInterceptor(), service.UnaryInterceptor(log)}
-	stream := []grpc.StreamServerInterceptor{limits.StreamInterceptor()}
+	stream := []grpc.StreamServerInterceptor{limits.StreamInterceptor(), service.StreamRecoverInterceptor(log)}
 	if metrics != nil {
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
