@@ -33,6 +33,8 @@ func statusOf(log *zap.Logger, err error) error {
 	var ve *ValidationError
 	var ce *ConflictError
 	var se *limit.SizeError
+	var cnt *limit.CountError
+	var deep *limit.DepthError
 	var le *limit.LimitError
 	var pe *schema.ParamsError
 	switch {
@@ -52,6 +54,10 @@ func statusOf(log *zap.Logger, err error) error {
 		return status.Error(codes.ResourceExhausted, err.Error()+": every host serving this tool is busy; retry shortly")
 	case errors.As(err, &se):
 		return badRequest(se.Error(), []Violation{{Field: se.Field, Description: se.Error()}})
+	case errors.As(err, &cnt):
+		return badRequest(cnt.Error(), []Violation{{Field: cnt.Field, Description: cnt.Error()}})
+	case errors.As(err, &deep):
+		return badRequest(deep.Error(), []Violation{{Field: deep.Field, Description: deep.Error()}})
 	case errors.As(err, &le):
 		return limited(le)
 	case errors.Is(err, schema.ErrTooMuchWork):

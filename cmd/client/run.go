@@ -35,6 +35,7 @@ commands:
   eval                    evaluate ranking in-process on a dataset
   bench search [QUERY]    load a server with Search calls: latency percentiles and QPS, next to health checks
   bench memory            memory the service holds for --tools N dataset tools, in-process (no server)
+  soak                    mixed good and abusive traffic against a local server: answered, refused, lost (must be none)
   repl                    interactive console: tool hints as you type, /search, /discover, /exec (alias: chat)
 
 Run 'tooldex COMMAND -h' for a command's flags.`
@@ -88,6 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdEval(e, args)
 	case "bench":
 		return cmdBench(ctx, e, args)
+	case "soak":
+		return cmdSoak(ctx, e, args)
 	case "repl", "chat":
 		return cmdREPL(ctx, e, args)
 	case "help", "-h", "--help":
