@@ -522,7 +522,7 @@ func TestAdversarialSearchDuringAbusiveHello(t *testing.T) {
 // TestAdversarialRateLimited: a client past its rate gets
 // RESOURCE_EXHAUSTED with a RetryInfo; health checks are never limited.
 func TestAdversarialRateLimited(t *testing.T) {
-	s := launch(t, "--demo-host=false", "--limit-rate", "5", "--limit-burst", "5")
+	s := launch(t, "--demo-host=false", "--limit-rate", "5", "--limit-burst", "5", "--limit-loopback")
 	c := s.conn(t)
 	answered, limited := 0, 0
 	var retry time.Duration

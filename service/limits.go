@@ -23,6 +23,10 @@ type LimitsConfig struct {
 	// second, burst, and open at once. Zero fields take
 	// DefaultStreamLimits'.
 	Streams limit.KeyedConfig
+	// Loopback limits unauthenticated clients on this machine too; by
+	// default they are not limited (every one of them would share one key,
+	// its address, and a local benchmark or test is not an attack).
+	Loopback bool
 }
 
 // DefaultStreamLimits are the stream limits' defaults: hosts reconnect in
@@ -31,10 +35,12 @@ var DefaultStreamLimits = limit.KeyedConfig{Rate: 2000, Burst: 4000, MaxInFlight
 
 // Limits enforces per-client rate and concurrency limits: a client is its
 // authenticated principal (auth.FromContext), or its peer's IP address
-// when it has none. A client past a limit gets RESOURCE_EXHAUSTED with a
+// when it has none (unauthenticated loopback clients are not limited
+// unless LimitsConfig.Loopback). A client past a limit gets RESOURCE_EXHAUSTED with a
 // google.rpc.RetryInfo; health checks are never limited.
 type Limits struct {
 	calls, streams *limit.Keyed
+	loopback       bool
 	log            *zap.Logger
 	now            func() time.Time
 }
@@ -58,25 +64,29 @@ func NewLimits(cfg LimitsConfig, log *zap.Logger) *Limits {
 	if st.MaxKeys == 0 {
 		st.MaxKeys = cfg.Calls.MaxKeys
 	}
-	return &Limits{calls: limit.NewKeyed(cfg.Calls), streams: limit.NewKeyed(st), log: log.Named("limits"), now: time.Now}
+	return &Limits{calls: limit.NewKeyed(cfg.Calls), streams: limit.NewKeyed(st), loopback: cfg.Loopback, log: log.Named("limits"), now: time.Now}
 }
 
 // clientKey names the client of ctx for its limits: "principal:<name>"
 // when it is authenticated, else "peer:<ip>" (the port is left out: a
-// client opening new connections stays one client).
-func clientKey(ctx context.Context) string {
+// client opening new connections stays one client). ok is false for an
+// unauthenticated client on a loopback address unless loopback is set.
+func clientKey(ctx context.Context, loopback bool) (key string, ok bool) {
 	if p, ok := auth.FromContext(ctx); ok && p.Name != "" && p.Method != "anonymous" {
-		return "principal:" + p.Name
+		return "principal:" + p.Name, true
 	}
-	pr, ok := peer.FromContext(ctx)
-	if !ok || pr.Addr == nil {
-		return "peer:unknown"
+	pr, found := peer.FromContext(ctx)
+	if !found || pr.Addr == nil {
+		return "peer:unknown", true
 	}
 	addr := pr.Addr.String()
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		addr = host
 	}
-	return "peer:" + addr
+	if ip := net.ParseIP(addr); ip != nil && ip.IsLoopback() && !loopback {
+		return "", false
+	}
+	return "peer:" + addr, true
 }
 
 func exempt(method string) bool { return strings.HasPrefix(method, "/grpc.health.") }
@@ -88,7 +98,11 @@ func (l *Limits) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if exempt(info.FullMethod) {
 			return handler(ctx, req)
 		}
-		release, err := l.calls.Acquire(clientKey(ctx), l.now())
+		key, ok := clientKey(ctx, l.loopback)
+		if !ok {
+			return handler(ctx, req)
+		}
+		release, err := l.calls.Acquire(key, l.now())
 		if err != nil {
 			return nil, statusOf(l.log, err)
 		}
@@ -104,7 +118,11 @@ func (l *Limits) StreamInterceptor() grpc.StreamServerInterceptor {
 		if exempt(info.FullMethod) {
 			return handler(srv, ss)
 		}
-		release, err := l.streams.Acquire(clientKey(ss.Context()), l.now())
+		key, ok := clientKey(ss.Context(), l.loopback)
+		if !ok {
+			return handler(srv, ss)
+		}
+		release, err := l.streams.Acquire(key, l.now())
 		if err != nil {
 			return statusOf(l.log, err)
 		}

@@ -69,6 +69,23 @@ func TestLimitsRate(t *testing.T) {
 	}
 }
 
+func TestLimitsLoopback(t *testing.T) {
+	info := &grpc.UnaryServerInfo{FullMethod: "/tooldex.v1.DiscoveryService/Search"}
+	ok := func(context.Context, any) (any, error) { return nil, nil }
+	for _, loopback := range []bool{false, true} {
+		icpt := NewLimits(LimitsConfig{Calls: limit.KeyedConfig{Rate: 1, Burst: 1}, Loopback: loopback}, nil).UnaryInterceptor()
+		limited := 0
+		for range 5 {
+			if _, err := icpt(peerCtx("127.0.0.1:5"), nil, info, ok); status.Code(err) == codes.ResourceExhausted {
+				limited++
+			}
+		}
+		if want := map[bool]int{false: 0, true: 4}[loopback]; limited != want {
+			t.Errorf("Loopback %v: %d of 5 local calls limited, want %d", loopback, limited, want)
+		}
+	}
+}
+
 func TestLimitsInFlight(t *testing.T) {
 	l := NewLimits(LimitsConfig{Calls: limit.KeyedConfig{Rate: -1, MaxInFlight: 2}}, nil)
 	icpt := l.UnaryInterceptor()

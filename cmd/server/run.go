@@ -114,6 +114,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
 	fs.IntVar(&c.limits.Calls.MaxInFlight, "limit-in-flight", limit.DefaultMaxInFlight, "each client's RPCs running at once (negative: no limit)")
 	fs.IntVar(&c.limits.Streams.MaxInFlight, "limit-streams", service.DefaultStreamLimits.MaxInFlight, "each client's open streams (host sessions) (negative: no limit)")
+	fs.BoolVar(&c.limits.Loopback, "limit-loopback", false, "also limit unauthenticated clients on this machine (loopback), who all share one address")
 	fs.IntVar(&c.limits.Calls.MaxKeys, "limit-clients", limit.DefaultMaxKeys, "clients whose limits are remembered; the least recently seen idle one is forgotten first")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
