@@ -7,6 +7,8 @@ import (
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -312,40 +314,53 @@ type Size struct {
 // nesting deeper than MaxDepth.
 func Measure(v any) (Size, error) {
 	var sz Size
-	err := measure1(v, "params", 1, &sz)
-	return sz, err
+	if b := measure1(v, 1, &sz); b != nil {
+		// The path was collected leaf first.
+		slices.Reverse(b.path)
+		return sz, fmt.Errorf("%w: %s %s", ErrBadParams, jsonPath(b.path), b.why)
+	}
+	return sz, nil
 }
 
-func measure1(v any, path string, depth int, sz *Size) error {
+// badValue is what Measure found wrong, and where (built on the way
+// back up, so a walk that finds nothing builds no path).
+type badValue struct {
+	path []string
+	why  string
+}
+
+func measure1(v any, depth int, sz *Size) *badValue {
 	sz.Nodes++
 	if depth > MaxDepth {
-		return fmt.Errorf("%w: %s nests more than %d levels deep", ErrBadParams, path, MaxDepth)
+		return &badValue{why: fmt.Sprintf("nests more than %d levels deep", MaxDepth)}
 	}
 	sz.Depth = max(sz.Depth, depth)
 	switch v := v.(type) {
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: %s is %v, which JSON cannot represent", ErrBadParams, path, v)
+			return &badValue{why: fmt.Sprintf("is %v, which JSON cannot represent", v)}
 		}
 	case string:
 		sz.StringBytes += int64(len(v))
 		if !utf8.ValidString(v) {
-			return fmt.Errorf("%w: %s is not valid UTF-8", ErrBadParams, path)
+			return &badValue{why: "is not valid UTF-8"}
 		}
 	case map[string]any:
 		for k, e := range v {
 			sz.StringBytes += int64(len(k))
 			if !utf8.ValidString(k) {
-				return fmt.Errorf("%w: a key of %s is not valid UTF-8", ErrBadParams, path)
+				return &badValue{why: "has a key that is not valid UTF-8"}
 			}
-			if err := measure1(e, path+"."+k, depth+1, sz); err != nil {
-				return err
+			if b := measure1(e, depth+1, sz); b != nil {
+				b.path = append(b.path, k)
+				return b
 			}
 		}
 	case []any:
 		for i, e := range v {
-			if err := measure1(e, fmt.Sprintf("%s[%d]", path, i), depth+1, sz); err != nil {
-				return err
+			if b := measure1(e, depth+1, sz); b != nil {
+				b.path = append(b.path, strconv.Itoa(i))
+				return b
 			}
 		}
 	}

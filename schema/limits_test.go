@@ -257,3 +257,28 @@ func FuzzPatternBound(f *testing.F) {
 		}
 	})
 }
+
+func TestMeasureNamesThePath(t *testing.T) {
+	_, err := Measure(map[string]any{"a": []any{"x", map[string]any{"b": math.NaN()}}})
+	if err == nil || !strings.Contains(err.Error(), "params.a[1].b is NaN") {
+		t.Errorf("err = %v, want it to name params.a[1].b", err)
+	}
+}
+
+// TestValidateSimpleAllocatesNothing: the bounds cost a valid call of a
+// simple schema no allocation (the fast path's point).
+func TestValidateSimpleAllocatesNothing(t *testing.T) {
+	c, err := New(decode(t, `{"type":"object","properties":{"zone":{"type":"string"},"n":{"type":"integer"}},"required":["zone"]}`), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]any{"zone": "Asia/Tokyo", "n": 3.0}
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() {
+		if err := c.Validate(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Validate allocates %v times per call, want 0", n)
+	}
+}
