@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
@@ -97,4 +99,41 @@ func TestInvalidUTF8IsInvalidArgument(t *testing.T) {
 			t.Errorf("%s: fields %v, want [%s]", tt.name, fields, tt.field)
 		}
 	}
+}
+
+// FuzzUTF8Codec: whatever bytes arrive, the codec either decodes them as
+// protobuf does, or (invalid UTF-8) leaves an empty message marked with a
+// field path; it never panics.
+func FuzzUTF8Codec(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(wire(&tooldexv1.ExecuteRequest{ToolName: "x", ParamsJson: "{}"}))
+	f.Add(append(wire(&tooldexv1.ExecuteRequest{ToolName: "x"}), 0x1a, 0x02, 0xff, 0xfe))
+	c := utf8Codec{base: encoding.GetCodecV2(grpcproto.Name)}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got tooldexv1.ExecuteRequest
+		err := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &got)
+		var want tooldexv1.ExecuteRequest
+		werr := proto.Unmarshal(b, &want)
+		field, marked := markedField(&got)
+		switch {
+		case werr == nil:
+			if err != nil || marked || !proto.Equal(&got, &want) {
+				t.Fatalf("valid input: err %v, marked %v %q", err, marked, field)
+			}
+		case marked:
+			if field == "" || got.GetToolName() != "" || got.GetParams() != nil {
+				t.Fatalf("marked message not empty: %v, field %q", &got, field)
+			}
+		case err == nil:
+			t.Fatalf("invalid input (%v) decoded without a mark", werr)
+		}
+	})
+}
+
+func wire(m proto.Message) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
