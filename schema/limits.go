@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Limits bound what a registered schema may hold and how much work
@@ -364,6 +365,79 @@ func measure1(v any, depth int, sz *Size) *badValue {
 			}
 		}
 	}
+	return nil
+}
+
+// MeasureStruct is Measure for parameters that came as a Struct, read in
+// place (no AsMap). Call it on every Execute's Struct params, with or
+// without a schema: a Struct can hold NaN and infinities, which AsMap
+// turns into the strings "NaN", "Infinity" and "-Infinity" (so they pass
+// a string enum, and Measure after AsMap cannot see them) while the host
+// receives numbers JSON cannot hold. Otherwise it reports what
+// Measure(st.AsMap()) does.
+func MeasureStruct(st *structpb.Struct) (Size, error) {
+	var sz Size
+	if b := measureFields(st.GetFields(), 1, &sz); b != nil {
+		slices.Reverse(b.path)
+		return sz, fmt.Errorf("%w: %s %s", ErrBadParams, jsonPath(b.path), b.why)
+	}
+	return sz, nil
+}
+
+func measureFields(fields map[string]*structpb.Value, depth int, sz *Size) *badValue {
+	sz.Nodes++
+	if depth > MaxDepth {
+		return &badValue{why: fmt.Sprintf("nests more than %d levels deep", MaxDepth)}
+	}
+	sz.Depth = max(sz.Depth, depth)
+	for k, e := range fields {
+		sz.StringBytes += int64(len(k))
+		if !utf8.ValidString(k) {
+			return &badValue{why: "has a key that is not valid UTF-8"}
+		}
+		if b := measureValue(e, depth+1, sz); b != nil {
+			b.path = append(b.path, k)
+			return b
+		}
+	}
+	return nil
+}
+
+func measureValue(v *structpb.Value, depth int, sz *Size) *badValue {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StructValue:
+		return measureFields(k.StructValue.GetFields(), depth, sz)
+	case *structpb.Value_ListValue:
+		sz.Nodes++
+		if depth > MaxDepth {
+			return &badValue{why: fmt.Sprintf("nests more than %d levels deep", MaxDepth)}
+		}
+		sz.Depth = max(sz.Depth, depth)
+		for i, e := range k.ListValue.GetValues() {
+			if b := measureValue(e, depth+1, sz); b != nil {
+				b.path = append(b.path, strconv.Itoa(i))
+				return b
+			}
+		}
+		return nil
+	case *structpb.Value_NumberValue:
+		sz.Nodes++
+		if f := k.NumberValue; math.IsNaN(f) || math.IsInf(f, 0) {
+			return &badValue{why: fmt.Sprintf("is %v, which JSON cannot represent", f)}
+		}
+	case *structpb.Value_StringValue:
+		sz.Nodes++
+		sz.StringBytes += int64(len(k.StringValue))
+		if !utf8.ValidString(k.StringValue) {
+			return &badValue{why: "is not valid UTF-8"}
+		}
+	default:
+		sz.Nodes++
+	}
+	if depth > MaxDepth {
+		return &badValue{why: fmt.Sprintf("nests more than %d levels deep", MaxDepth)}
+	}
+	sz.Depth = max(sz.Depth, depth)
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func decode(t testing.TB, s string) map[string]any {
@@ -281,4 +283,35 @@ func TestValidateSimpleAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("Validate allocates %v times per call, want 0", n)
 	}
+}
+
+// FuzzMeasureStruct: MeasureStruct(st) agrees with Measure(st.AsMap()),
+// except that it sees NaN and infinities, which AsMap turns into the
+// strings "NaN", "Infinity" and "-Infinity" (so a string enum let them
+// pass and the host got numbers).
+func FuzzMeasureStruct(f *testing.F) {
+	f.Add(`{"a":[1,"x",{"b":true}],"c":null}`, 0.0)
+	f.Add(`{"a":{"b":{"c":[[[]]]}}}`, math.Inf(1))
+	f.Fuzz(func(t *testing.T, js string, x float64) {
+		var m map[string]any
+		if json.Unmarshal([]byte(js), &m) != nil || m == nil {
+			return
+		}
+		st, err := structpb.NewStruct(m)
+		if err != nil {
+			return
+		}
+		st.Fields["x"] = structpb.NewNumberValue(x)
+		got, gerr := MeasureStruct(st)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			if !errors.Is(gerr, ErrBadParams) {
+				t.Fatalf("x = %v: MeasureStruct = %v, want ErrBadParams", x, gerr)
+			}
+			return
+		}
+		want, werr := Measure(st.AsMap())
+		if (gerr == nil) != (werr == nil) || gerr == nil && got != want {
+			t.Fatalf("MeasureStruct = %+v, %v; Measure(AsMap) = %+v, %v", got, gerr, want, werr)
+		}
+	})
 }
