@@ -916,3 +916,26 @@ func TestLargeCallReceived(t *testing.T) {
 		t.Errorf("handler got %d bytes, want %d", n, len(big))
 	}
 }
+
+// TestLargeResultFailsAlone: a result larger than any message the server
+// takes is answered as a tool error, and the session goes on (sent, it
+// would cut the stream and fail every other call on it).
+func TestLargeResultFailsAlone(t *testing.T) {
+	e, start := newEnv(t, toolhost.Config{})
+	mustHandle(t, e.host, "huge", func(context.Context, *toolhost.Call) (*toolhost.Result, error) {
+		return toolhost.Text(strings.Repeat("x", limit.MaxMessageBytes+1)), nil
+	})
+	mustHandle(t, e.host, "small", func(context.Context, *toolhost.Call) (*toolhost.Result, error) {
+		return toolhost.Text("ok"), nil
+	})
+	start()
+	s := e.srv.next(t)
+	s.execute(t, "h1", "huge", nil)
+	if r := s.result(t); r.GetCallId() != "h1" || !r.GetIsError() || !strings.Contains(text(r), "too large") {
+		t.Fatalf("huge result: %+v, want a tool error saying it is too large", r)
+	}
+	s.execute(t, "s1", "small", nil)
+	if r := s.result(t); r.GetCallId() != "s1" || text(r) != "ok" {
+		t.Fatalf("the next call: %+v", r)
+	}
+}
