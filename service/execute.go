@@ -80,7 +80,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		rec.outcome = "no_host"
 		return nil, rec, fmt.Errorf("%w: %s", registry.ErrNoHost, name)
 	}
-	params, err := checkParams(e, req)
+	params, err := checkParams(ctx, e, req)
 	if err != nil {
 		rec.outcome = "invalid"
 		return nil, rec, err
@@ -143,19 +143,28 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	return resp, rec, nil
 }
 
-// checkParams decodes a call's parameters and validates them against the
-// tool's input schema.
-func checkParams(e *catalog.Entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+// checkParams bounds a call's parameters (before decoding them, then what
+// a host would receive), decodes them and validates them against the
+// tool's input schema, within its work budget.
+func checkParams(ctx context.Context, e *catalog.Entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+	if err := paramsBoundsBefore(req); err != nil {
+		return nil, err
+	}
 	params, instance, err := decodeParams(req)
 	if err != nil {
 		return nil, err
+	}
+	if params.json != "" {
+		if err := paramsBoundsAfter(params.structured, params.json); err != nil {
+			return nil, err
+		}
 	}
 	if e.HasSchema() && !fastValid(e.FastChecker(), params, instance) {
 		if instance == nil {
 			instance = params.structured.AsMap()
 		}
-		if err := e.Validate(instance); err != nil {
-			return nil, paramViolations(err)
+		if err := e.Validate(ctx, instance); err != nil {
+			return nil, err
 		}
 	}
 	return params, nil

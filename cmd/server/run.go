@@ -31,6 +31,7 @@ import (
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/apidesc"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/semantic"
@@ -63,6 +64,8 @@ type config struct {
 	pprofAddr    string
 	maxExecute   time.Duration
 	heartbeat    time.Duration
+
+	limits service.LimitsConfig
 
 	embedderURL     string
 	embedderModel   string
@@ -104,13 +107,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0, "weight of the text score in the hybrid (0: the scorer's default, 0.8 for bm25f, 0.6 for cosine)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
-	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", 16<<20, "largest gRPC message accepted or sent")
+	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", limit.MaxMessageBytes, "largest gRPC message accepted or sent (hosts, the bridge, the façade and the CLI take at most 16 MiB; a larger call to a host fails alone)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
 	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
+	fs.Float64Var(&c.limits.Calls.Rate, "limit-rate", limit.DefaultRate, "each client's RPCs per second (a client: its principal, else its IP address; negative: no limit)")
+	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
+	fs.IntVar(&c.limits.Calls.MaxInFlight, "limit-in-flight", limit.DefaultMaxInFlight, "each client's RPCs running at once (negative: no limit)")
+	fs.IntVar(&c.limits.Streams.MaxInFlight, "limit-streams", service.DefaultStreamLimits.MaxInFlight, "each client's open streams (host sessions) (negative: no limit)")
+	fs.BoolVar(&c.limits.Loopback, "limit-loopback", false, "also limit unauthenticated clients on this machine (loopback), who all share one address")
+	fs.IntVar(&c.limits.Calls.MaxKeys, "limit-clients", limit.DefaultMaxKeys, "clients whose limits are remembered; the least recently seen idle one is forgotten first")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -237,15 +246,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	// Metrics interceptors only when metrics are on: each costs a call frame
-	// and a clock read per RPC.
-	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log)}
-	var stream []grpc.StreamServerInterceptor
+	// Per-client limits first (after authentication), so a refused request
+	// costs nothing more; metrics, outermost, count it. Metrics interceptors
+	// only when metrics are on: each costs a call frame and a clock read
+	// per RPC.
+	limits := service.NewLimits(c.limits, log)
+	unary := []grpc.UnaryServerInterceptor{limits.UnaryInterceptor(), service.UnaryInterceptor(log)}
+	stream := []grpc.StreamServerInterceptor{limits.StreamInterceptor(), service.StreamRecoverInterceptor(log)}
 	if metrics != nil {
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
-		stream = append(stream, metrics.StreamInterceptor())
+		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
 	}
-	gs := grpc.NewServer(
+	gs := grpc.NewServer(append(service.CodecOptions(),
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -253,7 +265,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	)...)
 	service.RegisterDiscoveryService(gs, svc)
 	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())
 	hs := health.NewServer()

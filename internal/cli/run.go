@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
@@ -38,6 +39,7 @@ commands:
   eval                    evaluate ranking in-process on a dataset
   bench search [QUERY]    load a server with Search calls: latency percentiles and QPS, next to health checks
   bench memory            memory the service holds for --tools N dataset tools, in-process (no server)
+  soak                    mixed good and abusive traffic against a local server: answered, refused, lost (must be none)
   repl                    interactive console: tool hints as you type, /search, /discover, /exec (alias: chat)
 
 Run 'tooldex COMMAND -h' for a command's flags.`
@@ -116,6 +118,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdEval(e, args)
 	case "bench":
 		return cmdBench(ctx, e, args)
+	case "soak":
+		return cmdSoak(ctx, e, args)
 	case "repl", "chat":
 		return cmdREPL(ctx, e, args)
 	case "help", "-h", "-help", "--help":
@@ -181,10 +185,10 @@ func connect(c *common) (*grpc.ClientConn, error) {
 // dialOptions are the options of every connection to the server: the one
 // place for transport credentials.
 func dialOptions(c *common) []grpc.DialOption {
-	return []grpc.DialOption{
+	return append(limit.DialOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithChainUnaryInterceptor(notRunningHint(c.addr)),
-	}
+	)
 }
 
 // notRunningHint turns "connection refused" into a question a newcomer can
