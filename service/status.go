@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/registry"
 )
@@ -46,8 +48,50 @@ func (s *Server) toStatus(err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return status.FromContextError(err).Err()
 	}
+	if st := authStatus(err); st != nil {
+		return st
+	}
 	s.log.Error("internal error", zap.Error(err))
 	return status.Error(codes.Internal, "internal error")
+}
+
+// errMultipleAuthorization: a call with more than one authorization value.
+var errMultipleAuthorization = fmt.Errorf("%w: more than one authorization metadata value", auth.ErrUnauthenticated)
+
+// errUnknownMethod: a method the authorization table does not list.
+type errUnknownMethod struct{ method string }
+
+func (e errUnknownMethod) Error() string {
+	return "method " + e.method + " is not open to any principal"
+}
+
+// AuthStatus turns an auth error (auth.ErrUnauthenticated, a
+// *auth.MissingScopeError) into its status: UNAUTHENTICATED, or
+// PERMISSION_DENIED naming the scope. Other errors become INTERNAL; use it
+// where no *Server is at hand (the auth interceptors).
+func AuthStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if st := authStatus(err); st != nil {
+		return st
+	}
+	return status.Error(codes.Internal, "internal error")
+}
+
+// authStatus is AuthStatus's mapping, nil for an error it does not know.
+func authStatus(err error) error {
+	var mse *auth.MissingScopeError
+	var um errUnknownMethod
+	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.As(err, &mse):
+		return status.Error(codes.PermissionDenied, "permission denied: "+mse.Error())
+	case errors.As(err, &um):
+		return status.Error(codes.PermissionDenied, "permission denied: "+um.Error())
+	}
+	return nil
 }
 
 func badRequest(msg string, vs []Violation) error {

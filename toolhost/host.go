@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -52,9 +52,12 @@ type Config struct {
 	Version string
 	// Slots is how many calls the host runs at once; 0 means DefaultSlots.
 	Slots int
-	// DialOptions are added to the client connection's options. Transport
-	// credentials default to insecure; pass grpc.WithTransportCredentials to
-	// use others.
+	// Auth is the host's credentials: TLS settings and a bearer token (see
+	// auth.ClientConfig; auth.ClientConfigFromEnv reads them from TOOLDEX_*
+	// variables). The zero value is plaintext without a token.
+	Auth auth.ClientConfig
+	// DialOptions are added to the client connection's options, after
+	// those of Auth, which they override.
 	DialOptions []grpc.DialOption
 	// Logger receives the host's logs; nil means zap.NewNop().
 	Logger *zap.Logger
@@ -267,8 +270,11 @@ func (h *Host) Run(ctx context.Context) error {
 		h.mu.Unlock()
 	}()
 
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, h.cfg.DialOptions...)
-	conn, err := grpc.NewClient(h.cfg.Addr, opts...)
+	opts, err := h.cfg.Auth.DialOptions()
+	if err != nil {
+		return fmt.Errorf("toolhost: credentials: %w", err)
+	}
+	conn, err := grpc.NewClient(h.cfg.Addr, append(opts, h.cfg.DialOptions...)...)
 	if err != nil {
 		return fmt.Errorf("toolhost: connecting to %q: %w", h.cfg.Addr, err)
 	}

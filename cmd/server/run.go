@@ -19,11 +19,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/demo"
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
@@ -66,6 +68,8 @@ type config struct {
 	embedderKeyEnv  string
 	semanticRatio   float64
 	semanticTimeout time.Duration
+
+	auth auth.ServerFlags
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -107,6 +111,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
+	c.auth.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -224,19 +229,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 
+	tlsConf, err := c.auth.TLSConfig()
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	authn, warn, err := c.auth.Authenticator(ctx, lis.Addr())
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	if warn != "" {
+		log.Warn(warn)
+	}
 	// Metrics interceptors only when metrics are on: each costs a call frame
 	// and a clock read per RPC.
-	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log)}
-	var stream []grpc.StreamServerInterceptor
+	// Authentication is innermost but for the handler: the log records
+	// refused calls with their code.
+	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log), service.AuthUnary(authn)}
+	stream := []grpc.StreamServerInterceptor{service.AuthStream(authn)}
 	if metrics != nil {
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
-		stream = append(stream, metrics.StreamInterceptor())
+		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
 	}
-	gs := grpc.NewServer(
+	var serverOpts []grpc.ServerOption
+	if tlsConf != nil {
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(tlsConf)))
+	}
+	gs := grpc.NewServer(append(serverOpts,
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -244,7 +267,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	)...)
 	service.RegisterDiscoveryService(gs, svc)
 	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())
 	hs := health.NewServer()
@@ -257,6 +280,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	regCtx, stopReg := context.WithCancel(context.Background())
 	defer stopReg()
 	wg.Go(func() { _ = svc.Run(regCtx) })
+	wg.Go(func() {
+		authn.Watch(regCtx, func(err error) {
+			if err != nil {
+				log.Error("tokens file not reloaded; the previous one stays in force", zap.Error(err))
+				return
+			}
+			log.Info("tokens file reloaded", zap.String("file", c.auth.TokensFile), zap.Int("entries", authn.Tokens().Len()))
+		})
+	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	var metricsSrv *http.Server
@@ -269,9 +301,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return fmt.Errorf("metrics listen: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		wg.Go(func() { _ = metricsSrv.Serve(mlis) })
+		mux.Handle("/metrics", requireScope(authn, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}), auth.ScopeMetrics, auth.ScopeAdmin))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConf}
+		wg.Go(func() { _ = serveHTTP(metricsSrv, mlis) })
 		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
 	}
 	var pprofSrv *http.Server
@@ -289,14 +321,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		pprofSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		wg.Go(func() { _ = pprofSrv.Serve(plis) })
+		pprofSrv = &http.Server{Handler: requireScope(authn, mux, auth.ScopeAdmin), ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConf}
+		wg.Go(func() { _ = serveHTTP(pprofSrv, plis) })
 		log.Info("pprof", zap.String("addr", plis.Addr().String()))
 	}
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	defer stopHost()
 	if c.demoHost {
-		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost")})
+		dialOpts, credErr := demoHostCredentials(authn, tlsConf)
+		if credErr != nil {
+			return fmt.Errorf("demo host: %w", credErr)
+		}
+		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost"), DialOptions: dialOpts})
 		if err := demohost.Register(host, c.filesDir); err != nil {
 			return fmt.Errorf("demo host: %w", err)
 		}
