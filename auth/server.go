@@ -18,14 +18,16 @@ type ServerFlags struct {
 	InsecureAnonymous             bool
 }
 
-// RegisterFlags adds --tls-cert, --tls-key, --client-ca, --auth-tokens,
-// --oidc-issuer, --jwks-url, --oidc-audience, --oidc-claim-principal,
-// --oidc-claim-tenant, --oidc-claim-scopes, --oidc-claim-groups,
-// --oidc-claim-host-patterns and --insecure-anonymous to fs.
-func (f *ServerFlags) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&f.TLSCert, "tls-cert", "", "PEM certificate served over TLS (with --tls-key; re-read when it changes)")
-	fs.StringVar(&f.TLSKey, "tls-key", "", "PEM key of --tls-cert")
-	fs.StringVar(&f.ClientCAFile, "client-ca", "", "PEM CAs verifying client certificates (mutual TLS, needs --tls-cert): the principal is the certificate's spiffe:// URI SAN, else its subject CN")
+// RegisterFlags adds --tls-cert, --tls-key, --client-ca (each name
+// prefixed by tlsPrefix, for a command that also has client TLS flags),
+// --auth-tokens, --oidc-issuer, --jwks-url, --oidc-audience,
+// --oidc-claim-principal, --oidc-claim-tenant, --oidc-claim-scopes,
+// --oidc-claim-groups, --oidc-claim-host-patterns and --insecure-anonymous
+// to fs.
+func (f *ServerFlags) RegisterFlags(fs *flag.FlagSet, tlsPrefix string) {
+	fs.StringVar(&f.TLSCert, tlsPrefix+"tls-cert", "", "PEM certificate served over TLS (with --"+tlsPrefix+"tls-key; re-read when it changes)")
+	fs.StringVar(&f.TLSKey, tlsPrefix+"tls-key", "", "PEM key of --"+tlsPrefix+"tls-cert")
+	fs.StringVar(&f.ClientCAFile, tlsPrefix+"client-ca", "", "PEM CAs verifying client certificates (mutual TLS, needs --tls-cert): the principal is the certificate's spiffe:// URI SAN, else its subject CN")
 	fs.StringVar(&f.TokensFile, "auth-tokens", "", "static tokens file (JSON {\"tokens\":[{\"sha256\"|\"token\", \"principal\", \"tenant\", \"scopes\", \"groups\", \"host_patterns\"}]}); reloaded on change and on SIGHUP")
 	fs.StringVar(&f.Issuer, "oidc-issuer", "", "OIDC issuer URL: JWT bearer tokens are verified with its keys (discovery) and must carry it as iss")
 	fs.StringVar(&f.JWKSURL, "jwks-url", "", "JWKS URL verifying JWT bearer tokens (instead of the issuer's discovery)")

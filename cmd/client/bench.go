@@ -13,7 +13,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	_ "google.golang.org/grpc/encoding/proto" // the codec rawCodec wraps
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -63,7 +62,7 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 	if queries[0] == "" {
 		queries = []string{"slack send message", "read a file", "create github issue", "schedule cron job", "time zone", "calculate expression"}
 	}
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := c.connect()
 	if err != nil {
 		return fmt.Errorf("bench: connect %s: %w", c.addr, err)
 	}

@@ -12,11 +12,11 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/toolfile"
 )
@@ -43,6 +43,7 @@ type common struct {
 	addr    string
 	json    bool
 	timeout time.Duration
+	creds   auth.ClientConfig // --token, --token-file, --tls-* (env TOOLDEX_TOKEN, TOOLDEX_CA, ...)
 }
 
 func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -53,6 +54,17 @@ func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR)")
 	fs.BoolVar(&c.json, "json", false, "print the response as JSON")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline for the call")
+	c.creds.RegisterFlags(fs, getenv)
+}
+
+// connect opens the client connection every command uses, with the
+// command's credentials.
+func (c *common) connect() (*grpc.ClientConn, error) {
+	opts, err := c.creds.DialOptions()
+	if err != nil {
+		return nil, err
+	}
+	return grpc.NewClient(c.addr, opts...)
 }
 
 // env carries what commands need from the process.
@@ -109,7 +121,7 @@ func newFlags(name string, e env, c *common) *flag.FlagSet {
 // dial connects to the server and returns a client and a context with the
 // command's deadline.
 func dial(ctx context.Context, c *common) (tooldexv1.DiscoveryServiceClient, context.Context, func(), error) {
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := c.connect()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connect %s: %w", c.addr, err)
 	}

@@ -111,7 +111,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
-	c.auth.RegisterFlags(fs)
+	c.auth.RegisterFlags(fs, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
