@@ -296,3 +296,44 @@ func mustStruct(t *testing.T, js string) *structpb.Struct {
 	}
 	return s
 }
+
+// TestNodeFrontendAuth runs the Node.js example frontend against a server
+// with TLS and tokens: TOOLDEX_TOKEN and TOOLDEX_CA (skipped like
+// TestNodeFrontend without node or its node_modules).
+func TestNodeFrontendAuth(t *testing.T) {
+	const dir = "../examples/node-frontend"
+	skip := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not on PATH: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err != nil {
+		skip("%s/node_modules is not installed (run: cd examples/node-frontend && npm ci): %v", dir, err)
+	}
+	s := startAuthServer(t)
+	c := s.dial(t, auth.ClientConfig{Token: aliceToken})
+	waitFor(t, 15*time.Second, "the demo host's time_now", func() bool { return searchHas(t, c, "time_now", "") })
+	run := func(env ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, "examples/node-frontend/frontend.js", s.addr)
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("TOOLDEX_TOKEN="+aliceToken, "TOOLDEX_CA="+s.caFile)
+	if err != nil || !strings.Contains(out, "execute: time_now") {
+		t.Errorf("node frontend with a token: %v\n%s", err, out)
+	}
+	out, err = run("TOOLDEX_TOKEN=", "TOOLDEX_CA="+s.caFile)
+	if err == nil || !strings.Contains(out, "UNAUTHENTICATED") {
+		t.Errorf("node frontend without a token: %v\n%s\nwant an UNAUTHENTICATED error", err, out)
+	}
+}
