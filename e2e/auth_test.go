@@ -6,19 +6,25 @@ package e2e
 // certificates.
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -35,6 +41,7 @@ const (
 	aliceToken    = "alice-e2e-token-0123456789"  // search, execute (stored as sha256)
 	searcherToken = "search-e2e-token-0123456789" // search only
 	hostToken     = "host-e2e-token-0123456789"   // host, e2e_token_*
+	bridgeToken   = "bridge-e2e-token-0123456789" // host, mcp__e2e__*
 	adminToken    = "admin-e2e-token-0123456789"  // admin
 	mtlsHostName  = "spiffe://e2e.example/host/mtls"
 )
@@ -47,10 +54,11 @@ func sha256Hex(s string) string {
 // authServer is a server started with every credential source.
 type authServer struct {
 	*tserver
-	ca     *authtest.CA
-	iss    *authtest.Issuer
-	dir    string
-	caFile string
+	ca         *authtest.CA
+	iss        *authtest.Issuer
+	dir        string
+	caFile     string
+	tokensFile string
 }
 
 func startAuthServer(t *testing.T, args ...string) *authServer {
@@ -64,13 +72,15 @@ func startAuthServer(t *testing.T, args ...string) *authServer {
 	  {"sha256": "` + sha256Hex(searcherToken) + `", "principal": "searcher", "scopes": ["search"]},
 	  {"token": "` + hostToken + `", "principal": "token-host", "scopes": ["host"], "host_patterns": ["e2e_token_*"]},
 	  {"sha256": "` + sha256Hex(adminToken) + `", "principal": "root", "scopes": ["admin"]},
+	  {"sha256": "` + sha256Hex(bridgeToken) + `", "principal": "bridge", "scopes": ["host"], "host_patterns": ["mcp__e2e__*"]},
 	  {"principal": "` + mtlsHostName + `", "scopes": ["host"], "host_patterns": ["e2e_mtls_*"]}]}`
 	s := &authServer{ca: ca, iss: iss, dir: dir, caFile: authtest.Write(t, dir, "ca.pem", ca.PEM)}
+	s.tokensFile = authtest.Write(t, dir, "tokens.json", []byte(tokens))
 	s.tserver = launch(t, append([]string{
 		"--tls-cert", authtest.Write(t, dir, "server.pem", srv.CertPEM),
 		"--tls-key", authtest.Write(t, dir, "server-key.pem", srv.KeyPEM),
 		"--client-ca", s.caFile,
-		"--auth-tokens", authtest.Write(t, dir, "tokens.json", []byte(tokens)),
+		"--auth-tokens", s.tokensFile,
 		"--oidc-issuer", iss.URL(), "--oidc-audience", "tooldex",
 	}, args...)...)
 	return s
@@ -335,5 +345,192 @@ func TestNodeFrontendAuth(t *testing.T) {
 	out, err = run("TOOLDEX_TOKEN=", "TOOLDEX_CA="+s.caFile)
 	if err == nil || !strings.Contains(out, "UNAUTHENTICATED") {
 		t.Errorf("node frontend without a token: %v\n%s\nwant an UNAUTHENTICATED error", err, out)
+	}
+}
+
+var (
+	mcpBinOnce sync.Once
+	mcpBinErr  error
+)
+
+// mcpBinaries builds cmd/mcpserver and cmd/mcpbridge into binaries(t)'s
+// directory once.
+func mcpBinaries(t *testing.T) string {
+	t.Helper()
+	dir := binaries(t)
+	mcpBinOnce.Do(func() {
+		for name, pkg := range map[string]string{"mcpserver": "./cmd/mcpserver", "mcpbridge": "./cmd/mcpbridge"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+			cmd.Dir = ".."
+			if out, err := cmd.CombinedOutput(); err != nil {
+				mcpBinErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+				return
+			}
+		}
+	})
+	if mcpBinErr != nil {
+		t.Fatal(mcpBinErr)
+	}
+	return dir
+}
+
+// startProc runs a command until the test ends and returns the first
+// submatch of re in its stderr.
+func startProc(t *testing.T, re *regexp.Regexp, name string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logs strings.Builder
+	found := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[len(m)-1]:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = cmd.Wait()
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("%s logs:\n%s", filepath.Base(name), logs.String())
+			mu.Unlock()
+		}
+	})
+	select {
+	case v := <-found:
+		return v
+	case <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%s exited:\n%s", filepath.Base(name), logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no %q in 30s", filepath.Base(name), re)
+	}
+	return ""
+}
+
+// TestAuthMCPFacade runs cmd/mcpserver --http against an authenticated
+// server: MCP clients need a bearer token, which reaches tooldex as the
+// user's own credential.
+func TestAuthMCPFacade(t *testing.T) {
+	s := startAuthServer(t)
+	bin := mcpBinaries(t)
+	url := startProc(t, regexp.MustCompile(`msg="serving MCP over streamable HTTP" addr=(\S+)`), filepath.Join(bin, "mcpserver"), nil,
+		"--addr", s.addr, "--tls-ca", s.caFile, "--http", "127.0.0.1:0", "--auth-tokens", s.tokensFile) + "/"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	defer http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+
+	connect := func(token string) (*mcp.ClientSession, error) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil)
+		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{token}}}, nil)
+	}
+	if sess, err := connect(""); err == nil {
+		sess.Close()
+		t.Error("MCP connect without a token succeeded, want 401")
+	}
+	resp, err := http.Get(url + ".well-known/oauth-protected-resource")
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("protected-resource metadata: %v, %v", resp, err)
+	}
+	tool := func(sess *mcp.ClientSession, name string, args map[string]any) string {
+		t.Helper()
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	alice, err := connect(aliceToken)
+	if err != nil {
+		t.Fatalf("MCP connect with alice's token: %v", err)
+	}
+	defer alice.Close()
+	if out := tool(alice, "ToolSearch", map[string]any{"query": "calculator"}); !strings.Contains(out, "calculate") {
+		t.Errorf("ToolSearch as alice: %s", out)
+	}
+	if out := tool(alice, "ExecuteTool", map[string]any{"tool_name": "calculate", "params": map[string]any{"expression": "6*7"}}); !strings.Contains(out, "42") {
+		t.Errorf("ExecuteTool as alice: %s", out)
+	}
+	// The searcher's own rights apply: no execute scope.
+	searcher, err := connect(searcherToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer searcher.Close()
+	if out := tool(searcher, "ExecuteTool", map[string]any{"tool_name": "calculate", "params": map[string]any{"expression": "1"}}); !strings.Contains(out, "execute") {
+		t.Errorf("ExecuteTool as searcher: %s, want a refusal naming the execute scope", out)
+	}
+}
+
+type bearerRT struct{ token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestAuthBridge runs cmd/mcpbridge with a host token (TOOLDEX_TOKEN_FILE,
+// TOOLDEX_CA) against an authenticated server, bridging an MCP server
+// served over streamable HTTP by the test.
+func TestAuthBridge(t *testing.T) {
+	s := startAuthServer(t)
+	bin := mcpBinaries(t)
+	ms := mcp.NewServer(&mcp.Implementation{Name: "e2e-mcp"}, nil)
+	mcp.AddTool(ms, &mcp.Tool{Name: "echo", Description: "Echo a text."}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil))
+	t.Cleanup(hs.Close) // after the bridge stops (cleanups run last first)
+	config := authtest.Write(t, s.dir, "mcp.json", []byte(`{"mcpServers": {"e2e": {"type": "http", "url": "`+hs.URL+`"}}}`))
+	tokenFile := authtest.Write(t, s.dir, "bridge.token", []byte(bridgeToken))
+	startProc(t, regexp.MustCompile(`"msg":"MCP tools synced"`+"()"), filepath.Join(bin, "mcpbridge"),
+		[]string{"TOOLDEX_ADDR=" + s.addr, "TOOLDEX_CA=" + s.caFile, "TOOLDEX_TOKEN_FILE=" + tokenFile}, "--config", config)
+	alice := s.dial(t, auth.ClientConfig{Token: aliceToken})
+	waitFor(t, 15*time.Second, "mcp__e2e__echo", func() bool { return searchHas(t, alice, "mcp__e2e__echo", "") })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := alice.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: "mcp__e2e__echo", Params: mustStruct(t, `{"text": "hi"}`)})
+	if err != nil || !strings.Contains(resp.String(), "echo: hi") {
+		t.Errorf("Execute through the bridge: %v, %v", resp, err)
 	}
 }
