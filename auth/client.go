@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -192,6 +193,16 @@ type bearerCreds struct {
 	src      *tokenSource
 	secure   bool
 	insecure bool
+
+	// The last answer, reused while the token is the same (grpc only reads
+	// the map), and the last URI found to be loopback.
+	last     atomic.Pointer[bearerMD]
+	loopback atomic.Pointer[string]
+}
+
+type bearerMD struct {
+	token string
+	md    map[string]string
 }
 
 func (b *bearerCreds) GetRequestMetadata(ctx context.Context, uri ...string) (map[string]string, error) {
@@ -200,16 +211,25 @@ func (b *bearerCreds) GetRequestMetadata(ctx context.Context, uri ...string) (ma
 	}
 	if !b.secure && !b.insecure {
 		for _, u := range uri {
+			if last := b.loopback.Load(); last != nil && *last == u {
+				continue
+			}
 			if !loopbackURI(u) {
 				return nil, fmt.Errorf("refusing to send a bearer token over plaintext to %s: use TLS (--tls-ca, --tls), or --insecure-token behind a trusted TLS-terminating proxy", u)
 			}
+			b.loopback.Store(&u)
 		}
 	}
 	tok, err := b.src.get()
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"authorization": "Bearer " + tok}, nil
+	if last := b.last.Load(); last != nil && last.token == tok {
+		return last.md, nil
+	}
+	md := map[string]string{"authorization": "Bearer " + tok}
+	b.last.Store(&bearerMD{token: tok, md: md})
+	return md, nil
 }
 
 // RequireTransportSecurity is false so that a token can reach a loopback

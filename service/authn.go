@@ -90,18 +90,18 @@ func authorize(ctx context.Context, a *auth.Authenticator, method string) (conte
 // authenticate reads a call's bearer token and TLS state.
 func authenticate(ctx context.Context, a *auth.Authenticator) (*auth.Principal, error) {
 	var bearer string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		switch vs := md.Get("authorization"); len(vs) {
-		case 0:
-		case 1:
-			tok, err := auth.ParseAuthorization(vs[0])
-			if err != nil {
-				return nil, err
-			}
-			bearer = tok
-		default:
-			return nil, errMultipleAuthorization
+	// ValueFromIncomingContext, unlike FromIncomingContext, does not copy
+	// the whole metadata.
+	switch vs := metadata.ValueFromIncomingContext(ctx, "authorization"); len(vs) {
+	case 0:
+	case 1:
+		tok, err := auth.ParseAuthorization(vs[0])
+		if err != nil {
+			return nil, err
 		}
+		bearer = tok
+	default:
+		return nil, errMultipleAuthorization
 	}
 	var state *tls.ConnectionState
 	if pr, ok := peer.FromContext(ctx); ok {
