@@ -84,6 +84,9 @@ func (p *Principal) MayServe(tool string) bool {
 		return false
 	}
 	for _, pat := range p.HostPatterns {
+		if pat == "*" || pat == tool {
+			return true
+		}
 		if ok, err := path.Match(pat, tool); err == nil && ok {
 			return true
 		}

@@ -22,15 +22,21 @@
 //   - default: the action when no rule matches: "allow", "deny" or "ask".
 //     Absent means "allow".
 //   - rules: the rules, tried in file order; the first one that matches
-//     the tool and the caller decides. Absent or null means no rules.
+//     the tool and every subject pattern it has decides. Absent or null
+//     means no rules.
 //   - rules[i].tool (required): a tool-name pattern. A name without
 //     wildcards matches that tool only; otherwise the pattern is a
 //     [path.Match] glob (*, ?, [a-z], \ to escape), so mcp__github__*
 //     matches every tool of the github MCP server. The wildcards of
 //     path.Match do not match '/', but the pattern "*" alone matches every
 //     tool, '/' or not.
-//   - rules[i].caller: a caller pattern, a glob like tool. Absent, "" or
-//     "*" matches any caller, including an unnamed one.
+//   - rules[i].caller: a caller pattern, a glob like tool, matched against
+//     the call's caller: the end user a trusted frontend (a principal with
+//     the act-as scope) acts for, or else the authenticated principal's
+//     name. Absent, "" or "*" matches any caller, including an unnamed one.
+//   - rules[i].principal, rules[i].tenant, rules[i].group: globs matched
+//     against the authenticated principal's name, its tenant and any of its
+//     groups (JWT claims or the tokens file). Absent, "" or "*" matches any.
 //   - rules[i].action (required): "allow", "deny" or "ask".
 //   - rules[i].reason: a message shown to the caller when the rule denies
 //     or asks.

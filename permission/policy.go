@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 )
 
@@ -63,25 +64,46 @@ func (a *Action) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// Rule is one line of a policy: the action for the tools and callers that
+// Rule is one line of a policy: the action for the tools and subjects that
 // match its patterns.
 type Rule struct {
 	// Tool is a tool-name pattern: an exact name, or a path.Match glob
 	// such as mcp__github__*; "*" matches every tool.
 	Tool string `json:"tool"`
-	// Caller is a caller pattern (a glob); "" or "*" matches any caller.
-	Caller string `json:"caller"`
+	// Caller is a caller pattern (a glob) matched against the subject's
+	// caller: the end user a trusted frontend acts for, or else the
+	// principal's name. "" or "*" matches any caller.
+	Caller string `json:"caller,omitempty"`
+	// Principal, Tenant and Group are globs matched against the
+	// authenticated principal's name, its tenant and any of its groups;
+	// "" or "*" matches any.
+	Principal string `json:"principal,omitempty"`
+	Tenant    string `json:"tenant,omitempty"`
+	Group     string `json:"group,omitempty"`
 	// Action is what happens to a matching call.
 	Action Action `json:"action"`
 	// Reason is shown to the caller when the rule denies or asks.
 	Reason string `json:"reason"`
 }
 
-// matches reports whether the rule applies to tool called by caller. A
+// Subject is who a call is for: the authenticated principal, its tenant
+// and groups, and the caller (the end user a trusted frontend acts for, or
+// else the principal's name).
+type Subject struct {
+	Principal, Tenant string
+	Groups            []string
+	Caller            string
+}
+
+// matches reports whether the rule applies to tool called by sub. A
 // malformed pattern (possible only in a Rule built in code; Parse rejects
 // them) matches nothing.
-func (r *Rule) matches(tool, caller string) bool {
-	return match(r.Tool, tool) && (r.Caller == "" || match(r.Caller, caller))
+func (r *Rule) matches(tool string, sub *Subject) bool {
+	return match(r.Tool, tool) &&
+		(r.Caller == "" || match(r.Caller, sub.Caller)) &&
+		(r.Principal == "" || match(r.Principal, sub.Principal)) &&
+		(r.Tenant == "" || match(r.Tenant, sub.Tenant)) &&
+		(r.Group == "" || slices.ContainsFunc(sub.Groups, func(g string) bool { return match(r.Group, g) }))
 }
 
 // match reports whether name matches the glob pattern; "*" matches any
@@ -112,11 +134,17 @@ func AllowAll() *Policy {
 // p.Rules; or, when no rule matches, p.Default and a nil rule. A nil policy
 // allows everything.
 func (p *Policy) Decide(tool, caller string) (Action, *Rule) {
+	return p.DecideFor(tool, &Subject{Caller: caller})
+}
+
+// DecideFor is Decide for a whole subject: rules naming a principal, tenant
+// or group match only subjects with a matching one.
+func (p *Policy) DecideFor(tool string, sub *Subject) (Action, *Rule) {
 	if p == nil {
 		return Allow, nil
 	}
 	for i := range p.Rules {
-		if p.Rules[i].matches(tool, caller) {
+		if p.Rules[i].matches(tool, sub) {
 			return p.Rules[i].Action, &p.Rules[i]
 		}
 	}
@@ -127,7 +155,12 @@ func (p *Policy) Decide(tool, caller string) (Action, *Rule) {
 // is false only when the call would be denied. Tools that need approval
 // stay visible.
 func (p *Policy) Visible(tool, caller string) bool {
-	a, _ := p.Decide(tool, caller)
+	return p.VisibleFor(tool, &Subject{Caller: caller})
+}
+
+// VisibleFor is Visible for a whole subject (see DecideFor).
+func (p *Policy) VisibleFor(tool string, sub *Subject) bool {
+	a, _ := p.DecideFor(tool, sub)
 	return a != Deny
 }
 
@@ -221,6 +254,18 @@ func decodeRules(data json.RawMessage) ([]Rule, error) {
 				if r.Caller, err = patternValue(f.value, at); err != nil {
 					return nil, err
 				}
+			case "principal":
+				if r.Principal, err = patternValue(f.value, at); err != nil {
+					return nil, err
+				}
+			case "tenant":
+				if r.Tenant, err = patternValue(f.value, at); err != nil {
+					return nil, err
+				}
+			case "group":
+				if r.Group, err = patternValue(f.value, at); err != nil {
+					return nil, err
+				}
 			case "action":
 				hasAction = true
 				if r.Action, err = actionValue(f.value, at); err != nil {
@@ -231,7 +276,7 @@ func decodeRules(data json.RawMessage) ([]Rule, error) {
 					return nil, err
 				}
 			default:
-				return nil, fmt.Errorf("%s: unknown field %q (want tool, caller, action or reason)", where, f.key)
+				return nil, fmt.Errorf("%s: unknown field %q (want tool, caller, principal, tenant, group, action or reason)", where, f.key)
 			}
 		}
 		if !hasTool {

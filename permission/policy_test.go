@@ -323,3 +323,39 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideForSubject(t *testing.T) {
+	p, err := Parse([]byte(`{"default": "allow", "rules": [
+		{"tool": "read_file", "principal": "bob", "action": "deny"},
+		{"tool": "read_file", "tenant": "acme", "group": "contractors", "action": "ask"},
+		{"tool": "mcp__github__*", "tenant": "globex", "action": "deny"},
+		{"tool": "*", "caller": "guest", "action": "deny"}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		tool string
+		sub  Subject
+		want Action
+	}{
+		{"principal rule", "read_file", Subject{Principal: "bob", Tenant: "acme", Caller: "bob"}, Deny},
+		{"principal rule is not a caller rule", "read_file", Subject{Principal: "frontend", Tenant: "acme", Caller: "bob"}, Allow},
+		{"tenant and group", "read_file", Subject{Principal: "carol", Tenant: "acme", Groups: []string{"staff", "contractors"}}, Ask},
+		{"group in another tenant", "read_file", Subject{Principal: "carol", Tenant: "globex", Groups: []string{"contractors"}}, Allow},
+		{"tenant glob", "mcp__github__push", Subject{Principal: "dave", Tenant: "globex"}, Deny},
+		{"other tenant", "mcp__github__push", Subject{Principal: "dave", Tenant: "acme"}, Allow},
+		{"caller exact", "x", Subject{Principal: "frontend", Caller: "guest"}, Deny},
+		{"caller case differs", "x", Subject{Principal: "frontend", Caller: "Guest"}, Allow},
+	}
+	for _, tt := range tests {
+		got, _ := p.DecideFor(tt.tool, &tt.sub)
+		if got != tt.want {
+			t.Errorf("%s: DecideFor(%q, %+v) = %v, want %v", tt.name, tt.tool, tt.sub, got, tt.want)
+		}
+		if vis := p.VisibleFor(tt.tool, &tt.sub); vis != (tt.want != Deny) {
+			t.Errorf("%s: VisibleFor = %v, want %v", tt.name, vis, tt.want != Deny)
+		}
+	}
+}

@@ -6,19 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"go.uber.org/zap"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // Execute errors, mapped to status codes in status.go.
@@ -39,52 +37,72 @@ type callParams struct {
 	json       string
 }
 
-// Execute validates, permission-checks and forwards a call to a host.
+// Execute permission-checks, validates and forwards a call to a host, and
+// writes one audit record of it.
 func (s *Server) Execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (*tooldexv1.ExecuteResponse, error) {
 	start := time.Now()
-	resp, outcome, hostID, err := s.execute(ctx, req)
-	s.metrics.execute(req.GetToolName(), hostID, outcome, time.Since(start))
+	resp, rec, err := s.execute(ctx, req)
+	took := time.Since(start)
+	s.metrics.execute(req.GetToolName(), rec.host, rec.outcome, took)
+	rec.kind, rec.took = "execute", took
+	if rec.tool == "" {
+		rec.tool = req.GetToolName()
+	}
+	s.audit(ctx, rec)
 	return resp, s.toStatus(err)
 }
 
-func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, outcome, hostID string, err error) {
-	e := s.lookup(req.GetToolName())
-	if e == nil {
-		return nil, "not_found", "", fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
-	}
-	name := e.name
-	params, instance, err := decodeParams(req)
+// execute runs an Execute call, cheapest checks first: the tool exists, the
+// subject may run it, a host serves it; only then are the parameters
+// decoded and validated against the tool's schema.
+func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, rec auditRecord, err error) {
+	sub, err := subject(ctx, req.GetCaller())
 	if err != nil {
-		return nil, "invalid", "", err
+		return nil, auditRecord{outcome: "denied"}, err
 	}
-	if e.hasSchema() {
-		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
-			if instance == nil {
-				instance = params.structured.AsMap()
-			}
-			if err := l.Validate(e, instance); err != nil {
-				return nil, "invalid", "", paramViolations(err)
-			}
-		}
+	rec.sub = sub
+	if err := checkResultView(req.GetResultView()); err != nil {
+		return nil, auditRecord{sub: sub, outcome: "invalid"}, err
 	}
-	caller := req.GetCaller()
-	switch action, rule := s.perms.Decide(name, caller); action {
-	case permission.Deny:
-		return nil, "denied", "", fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
-	case permission.Ask:
+	e := s.lookup(sub.Tenant, req.GetToolName())
+	if e == nil {
+		rec.outcome = "not_found"
+		return nil, rec, fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
+	}
+	name := e.Name()
+	rec.tool = name
+	action, rule := s.perms.DecideFor(name, sub)
+	if action == permission.Deny {
+		rec.outcome = "denied"
+		return nil, rec, fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
+	}
+	if !s.reg.Serving(e.Tenant(), name) {
+		rec.outcome = "no_host"
+		return nil, rec, fmt.Errorf("%w: %s", registry.ErrNoHost, name)
+	}
+	params, err := checkParams(e, req)
+	if err != nil {
+		rec.outcome = "invalid"
+		return nil, rec, err
+	}
+	if action == permission.Ask {
 		// Only approvals need the canonical parameters: not every call
-		// pays for encoding them.
+		// pays for encoding them. The token is bound to the subject that
+		// asked (tenant, principal, caller).
 		canon := permission.CanonicalJSON(params.structured.AsMap())
+		bound := approvalSubject(sub)
 		if req.GetApprovalToken() == "" {
+			rec.outcome = "approval_required"
 			return &tooldexv1.ExecuteResponse{ToolName: name, ApprovalRequired: &tooldexv1.ApprovalRequest{
 				ToolName:      name,
 				ParamsSummary: permission.Summary(params.structured.AsMap(), 200),
-				ApprovalToken: s.approver.Token(name, caller, canon),
+				ApprovalToken: s.approver.Token(name, bound, canon),
 				Rule:          ruleReason(rule, "ask"),
-			}}, "approval_required", "", nil
+			}}, rec, nil
 		}
-		if err := s.approver.Check(req.GetApprovalToken(), name, caller, canon); err != nil {
-			return nil, "denied", "", fmt.Errorf("%w: approval token: %w", ErrDenied, err)
+		if err := s.approver.Check(req.GetApprovalToken(), name, bound, canon); err != nil {
+			rec.outcome = "denied"
+			return nil, rec, fmt.Errorf("%w: approval token: %w", ErrDenied, err)
 		}
 	}
 	// The caller's deadline, capped by the server's maximum: the registry
@@ -94,51 +112,67 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		deadline = d
 	}
 	res, err := s.reg.Call(ctx, registry.Call{
-		Tool: name, Params: params, Caller: caller, Deadline: deadline,
-		Idempotent: e.idempotent(),
+		Tenant: e.Tenant(), Tool: name, Params: params, Caller: sub.Caller, Deadline: deadline,
+		Idempotent: e.Idempotent(),
 	})
 	if err != nil {
-		return nil, callOutcome(err), "", err
+		rec.outcome = callOutcome(err)
+		return nil, rec, err
 	}
-	if ce := s.log.Check(zap.InfoLevel, "executed"); ce != nil {
-		ce.Write(zap.String("tool", name), zap.String("call", res.CallID), zap.String("host", res.HostID),
-			zap.String("session", req.GetSessionId()), zap.Int("attempts", res.Attempts))
-	}
+	rec.host, rec.call = res.HostID, res.CallID
 	r, _ := res.Payload.(*tooldexv1.CallResult)
 	if r.GetRefused() != "" {
-		return nil, "refused", res.HostID, fmt.Errorf("%w: host %s refused the call: %s", ErrDenied, res.HostID, r.GetRefused())
+		rec.outcome = "refused"
+		return nil, rec, fmt.Errorf("%w: host %s refused the call: %s", ErrDenied, res.HostID, r.GetRefused())
 	}
-	outcome = "ok"
+	rec.outcome = "ok"
 	if r.GetIsError() {
-		outcome = "tool_error"
+		rec.outcome = "tool_error"
 	}
-	return &tooldexv1.ExecuteResponse{
+	resp = &tooldexv1.ExecuteResponse{
 		ToolName:          name,
 		Content:           r.GetContent(),
 		IsError:           r.GetIsError(),
 		StructuredContent: r.GetStructuredContent(),
 		CallId:            res.CallID,
 		HostId:            res.HostID,
-	}, outcome, res.HostID, nil
+	}
+	if req.GetResultView() == tooldexv1.ResultView_RESULT_VIEW_JSON {
+		jsonView(resp)
+	}
+	return resp, rec, nil
 }
 
-// lookup finds a tool by name, alias or provider-mapped name.
-func (s *Server) lookup(name string) *entry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e := s.tools[name]; e != nil {
+// checkParams decodes a call's parameters and validates them against the
+// tool's input schema.
+func checkParams(e *catalog.Entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+	params, instance, err := decodeParams(req)
+	if err != nil {
+		return nil, err
+	}
+	if e.HasSchema() && !fastValid(e.FastChecker(), params, instance) {
+		if instance == nil {
+			instance = params.structured.AsMap()
+		}
+		if err := e.Validate(instance); err != nil {
+			return nil, paramViolations(err)
+		}
+	}
+	return params, nil
+}
+
+// lookup finds the tool tenant sees by name, alias or provider-mapped
+// name.
+func (s *Server) lookup(tenant, name string) *catalog.Entry {
+	if e := s.cat.Get(tenant, name); e != nil {
 		return e
 	}
-	for _, e := range s.tools {
-		for _, a := range e.aliases() {
-			if a == name {
-				return e
-			}
-		}
+	if e := s.cat.ByAlias(tenant, name); e != nil {
+		return e
 	}
 	// A name a provider-specific manifest mapped (see GetManifest).
 	for _, n := range unmapName(name) {
-		if e := s.tools[n]; e != nil {
+		if e := s.cat.Get(tenant, n); e != nil {
 			return e
 		}
 	}
@@ -147,14 +181,14 @@ func (s *Server) lookup(name string) *entry {
 
 // fastValid reports whether fc (when not nil) vouches for the parameters:
 // the decoded instance when there is one, else the Struct in place.
-func fastValid(fc *fastCheck, params *callParams, instance any) bool {
+func fastValid(fc *schema.Fast, params *callParams, instance any) bool {
 	switch {
 	case fc == nil:
 		return false
 	case instance != nil:
-		return fc.valid(instance)
+		return fc.Valid(instance)
 	}
-	return fc.validStruct(params.structured)
+	return fc.ValidStruct(params.structured)
 }
 
 // decodeParams returns the call's parameters for the host, and the value
@@ -195,62 +229,20 @@ func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
 	return &callParams{structured: st}, nil, nil
 }
 
-var printer = message.NewPrinter(language.English)
-
 // paramViolations turns a schema validation error into one violation per
 // failing leaf, each with its JSON path (params.a.b[0]).
 func paramViolations(err error) error {
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return badRequest("params: "+err.Error(), []Violation{{Field: "params", Description: err.Error()}})
-	}
 	var vs []Violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			vs = append(vs, Violation{Field: jsonPath(e.InstanceLocation), Description: e.ErrorKind.LocalizedString(printer)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(verr)
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Field < vs[j].Field })
 	var msg bytes.Buffer
 	msg.WriteString("params do not match the tool's input schema: ")
-	for i, v := range vs {
+	for i, v := range schema.Violations(err) {
+		vs = append(vs, Violation{Field: v.Path, Description: v.Description})
 		if i > 0 {
 			msg.WriteString("; ")
 		}
-		msg.WriteString(v.Field + ": " + v.Description)
+		msg.WriteString(v.Path + ": " + v.Description)
 	}
 	return badRequest(msg.String(), vs)
-}
-
-func jsonPath(loc []string) string {
-	var b strings.Builder
-	b.WriteString("params")
-	for _, p := range loc {
-		if isIndex(p) {
-			b.WriteString("[" + p + "]")
-		} else {
-			b.WriteString("." + p)
-		}
-	}
-	return b.String()
-}
-
-func isIndex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func ruleReason(r *permission.Rule, fallback string) string {
@@ -276,13 +268,22 @@ func callOutcome(err error) string {
 	return "error"
 }
 
-// ListHosts lists connected host sessions.
+// ListHosts lists the connected host sessions serving the caller's tenant
+// (an admin may name another), and those serving the shared catalog.
 func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest) (*tooldexv1.ListHostsResponse, error) {
+	tenant, err := s.readTenant(ctx, req.GetTenant())
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
 	resp := &tooldexv1.ListHostsResponse{}
 	for _, h := range s.reg.Hosts() {
+		if h.Tenant != tenant && h.Tenant != auth.SharedTenant {
+			continue
+		}
 		resp.Hosts = append(resp.Hosts, &tooldexv1.HostInfo{
 			HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
 			Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
+			Tenant: h.Tenant, Principal: h.Principal,
 		})
 	}
 	return resp, nil

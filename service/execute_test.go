@@ -9,27 +9,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/schema"
 )
 
-func TestJSONPath(t *testing.T) {
-	tests := []struct {
-		give []string
-		want string
-	}{
-		{nil, "params"},
-		{[]string{"a"}, "params.a"},
-		{[]string{"items", "0", "name"}, "params.items[0].name"},
-		{[]string{""}, "params."},
-	}
-	for _, tt := range tests {
-		if got := jsonPath(tt.give); got != tt.want {
-			t.Errorf("jsonPath(%q) = %q, want %q", tt.give, got, tt.want)
-		}
-	}
-}
-
 func TestParamViolationsListEveryLeaf(t *testing.T) {
-	sch, err := compileSchema(map[string]any{
+	sch, err := schema.Compile(map[string]any{
 		"type":     "object",
 		"required": []any{"a"},
 		"properties": map[string]any{

@@ -10,14 +10,16 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // hostileSchemas are fuzz seeds that have broken schema compilers: deep
 // nesting, huge keyword arrays and reference cycles.
 func hostileSchemas() []string {
 	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 200) + `{}` + strings.Repeat(`}}`, 200)
-	atLimit := strings.Repeat(`{"properties":{"a":`, MaxSchemaDepth/2-1) + `{}` + strings.Repeat(`}}`, MaxSchemaDepth/2-1)
+	atLimit := strings.Repeat(`{"properties":{"a":`, schema.MaxDepth/2-1) + `{}` + strings.Repeat(`}}`, schema.MaxDepth/2-1)
 	deepAllOf := strings.Repeat(`{"allOf":[`, 200) + `{}` + strings.Repeat(`]}`, 200)
 	enum := make([]string, 10000)
 	for i := range enum {
@@ -78,9 +80,9 @@ func FuzzRegisterSchema(f *testing.F) {
 			return
 		}
 		req := &tooldexv1.RegisterToolsRequest{Tools: []*tooldexv1.Tool{{Name: "FuzzTool", Description: "fuzzed", InputSchema: schema}}}
-		resp, err := s.register(req)
+		resp, err := s.register(t.Context(), req)
 		if err != nil {
-			var ve *ValidationError
+			var ve *catalog.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("register: got error %T %v, want a *ValidationError", err, err)
 			}
@@ -117,14 +119,14 @@ func FuzzValidateParams(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, schemaJSON, paramsJSON string) {
-		var schema map[string]any
-		if json.Unmarshal([]byte(schemaJSON), &schema) != nil {
+		var doc map[string]any
+		if json.Unmarshal([]byte(schemaJSON), &doc) != nil {
 			return
 		}
-		if len(schemaJSON) > MaxSchemaBytes || nesting(schema, MaxSchemaDepth+1) > MaxSchemaDepth {
+		if len(schemaJSON) > catalog.MaxSchemaBytes || schema.Nesting(doc, schema.MaxDepth+1) > schema.MaxDepth {
 			return // registration refuses these before compiling
 		}
-		sch, err := compileSchema(schema)
+		sch, err := schema.Compile(doc)
 		if err != nil {
 			return
 		}

@@ -13,11 +13,11 @@ import (
 // GetManifest renders the initial tool set for a provider: the caller's
 // visible core tools, the two entry tools and the deferred names.
 func (s *Server) GetManifest(ctx context.Context, req *tooldexv1.GetManifestRequest) (*tooldexv1.GetManifestResponse, error) {
-	resp, err := s.getManifest(req)
+	resp, err := s.getManifest(ctx, req)
 	return resp, s.toStatus(err)
 }
 
-func (s *Server) getManifest(req *tooldexv1.GetManifestRequest) (*tooldexv1.GetManifestResponse, error) {
+func (s *Server) getManifest(ctx context.Context, req *tooldexv1.GetManifestRequest) (*tooldexv1.GetManifestResponse, error) {
 	ve := &ValidationError{}
 	p, err := manifest.ParseProvider(req.GetProvider())
 	if err != nil {
@@ -31,25 +31,27 @@ func (s *Server) getManifest(req *tooldexv1.GetManifestRequest) (*tooldexv1.GetM
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	visible := s.visible(req.GetCaller())
+	sub, err := subject(ctx, req.GetCaller())
+	if err != nil {
+		return nil, err
+	}
+	visible := s.visible(sub)
 	entry := make(map[string]bool)
 	for _, t := range manifest.EntryTools() {
 		entry[t.GetName()] = true
 	}
 	var core, deferred []*tooldexv1.Tool
-	s.mu.RLock()
-	for name, e := range s.tools {
-		if entry[name] || visible != nil && !visible(name) {
+	for _, e := range s.cat.List(principalOf(ctx).Tenant, "", tooldexv1.Loading_LOADING_UNSPECIFIED) {
+		if name := e.Name(); entry[name] || visible != nil && !visible(name) {
 			continue // the entry tools are the manifest's own definitions
 		}
-		switch e.load() {
+		switch e.Loading() {
 		case tooldexv1.Loading_LOADING_CORE:
-			core = append(core, e.full())
+			core = append(core, e.Tool()) // shared: manifest.Build only reads
 		case tooldexv1.Loading_LOADING_DEFERRED:
-			deferred = append(deferred, e.full())
+			deferred = append(deferred, e.Tool())
 		}
 	}
-	s.mu.RUnlock()
 	m, err := manifest.Build(core, deferred, manifest.Options{
 		Provider: p, ToolReference: req.GetToolReference(), OpenAIAPI: req.GetOpenaiApi(), Strict: req.GetStrict(),
 	})

@@ -22,6 +22,7 @@ type Metrics struct {
 	executes *prometheus.CounterVec
 	execTime *prometheus.HistogramVec
 	fallback prometheus.Counter
+	audits   *prometheus.CounterVec
 
 	// rpcSeries caches each method's and code's series (rpcKey ->
 	// *rpcSeries): WithLabelValues hashes the labels and takes a lock on
@@ -57,11 +58,14 @@ func NewMetrics() *Metrics {
 			Name: "tooldex_execute_duration_seconds", Help: "Execute latency, by tool.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
 		}, []string{"tool"}),
+		audits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tooldex_audit_records_total", Help: "Audited actions (executions, registrations, unregistrations), by kind and outcome.",
+		}, []string{"kind", "outcome"}),
 		fallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tooldex_semantic_fallbacks_total", Help: "Ranked searches answered without dense retrieval because embedding the query failed or timed out.",
 		}),
 	}
-	m.Registry.MustRegister(m.rpcs, m.latency, m.executes, m.execTime, m.fallback,
+	m.Registry.MustRegister(m.rpcs, m.latency, m.executes, m.execTime, m.fallback, m.audits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,9 +87,9 @@ func (m *Metrics) watch(s *Server) {
 				return float64(n)
 			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_tools", Help: "Registered tools (core and deferred)."},
-			func() float64 { return float64(s.ix.Len()) }),
+			func() float64 { return float64(s.Index().Len()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_deferred_tools", Help: "Searchable (deferred) tools."},
-			func() float64 { return float64(s.ix.Deferred()) }),
+			func() float64 { return float64(s.Index().Deferred()) }),
 	)
 	if s.dense != nil {
 		st := s.dense.store
@@ -107,6 +111,14 @@ func (m *Metrics) semanticFallback() {
 		return
 	}
 	m.fallback.Inc()
+}
+
+// audited counts an audit record; kind and outcome are from fixed sets.
+func (m *Metrics) audited(kind, outcome string) {
+	if m == nil {
+		return
+	}
+	m.audits.WithLabelValues(kind, outcome).Inc()
 }
 
 func (m *Metrics) execute(tool, host, outcome string, took time.Duration) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -12,7 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/textcut"
 	"github.com/tooldex/tooldex/registry"
 )
 
@@ -26,13 +27,24 @@ func (s *Server) toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	var ve *ValidationError
-	var ce *ConflictError
+	var ve *catalog.ValidationError
+	var ce *catalog.ConflictError
+	var le *catalog.LimitError
+	var pe *catalog.PermissionError
+	var ms *auth.MissingScopeError
 	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.As(err, &ms):
+		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.As(err, &ce):
 		return withViolations(codes.AlreadyExists, "conflict: "+ce.Error(), ce.Violations)
 	case errors.As(err, &ve):
 		return badRequest("invalid request: "+ve.Error(), ve.Violations)
+	case errors.As(err, &le):
+		return withViolations(codes.ResourceExhausted, le.Error(), []Violation{{Field: le.Field, Description: le.Detail}})
+	case errors.As(err, &pe):
+		return withViolations(codes.PermissionDenied, "permission denied: "+pe.Error(), []Violation{{Field: pe.Field, Description: pe.Reason}})
 	case errors.Is(err, ErrToolNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, ErrDenied):
@@ -100,14 +112,10 @@ func badRequest(msg string, vs []Violation) error {
 
 // withViolations returns a status with a google.rpc.BadRequest detail.
 func withViolations(code codes.Code, msg string, vs []Violation) error {
-	if len(msg) > 1024 {
-		// Cut at a rune boundary: a status message that is not valid UTF-8
-		// cannot be marshaled and its details would be dropped.
-		cut := 1024
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
+	// Cut at a rune boundary: a status message that is not valid UTF-8
+	// cannot be marshaled and its details would be dropped.
+	if m, cut := textcut.Prefix(msg, 1024); cut {
+		msg = m + "…"
 	}
 	st := status.New(code, msg)
 	br := &errdetails.BadRequest{}

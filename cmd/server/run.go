@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -23,13 +25,13 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/reflection"
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/demo"
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/apidesc"
 	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
@@ -58,6 +60,7 @@ type config struct {
 	demoCatalog  bool
 	filesDir     string
 	permissions  string
+	approvalKey  string
 	metricsAddr  string
 	pprofAddr    string
 	maxExecute   time.Duration
@@ -91,6 +94,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.BoolVar(&c.demoCatalog, "demo-catalog", false, "also load the embedded demo catalog (Claude Code and MCP tool definitions, search only) when no --catalog is given")
 	fs.StringVar(&c.filesDir, "files-dir", "", "directory the demo host's read_file and list_files tools may read (empty: those tools are off)")
 	fs.StringVar(&c.permissions, "permissions", "", "permission rules file (JSON: allow / deny / ask by tool-name pattern)")
+	fs.StringVar(&c.approvalKey, "approval-key-file", "", "file holding the key (at least 32 bytes) that signs approval tokens, so tokens survive a restart and every replica accepts them (empty: a random key per process)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address at /metrics (empty: off)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve Go profiles (net/http/pprof) on this address at /debug/pprof/ (empty: off; never expose it)")
 	fs.DurationVar(&c.maxExecute, "max-execute-timeout", 60*time.Second, "longest an Execute call may run, whatever the caller's deadline")
@@ -200,6 +204,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return fmt.Errorf("--permissions: %w", err)
 		}
 	}
+	approvalKey, err := readApprovalKey(c.approvalKey)
+	if err != nil {
+		return err
+	}
 	var metrics *service.Metrics
 	if c.metricsAddr != "" {
 		metrics = service.NewMetrics()
@@ -219,6 +227,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Logger:          log,
 		Registry:        registry.Config{HeartbeatInterval: c.heartbeat},
 		Permissions:     perms,
+		ApprovalKey:     approvalKey,
 		MaxExecute:      c.maxExecute,
 		Metrics:         metrics,
 		Semantic:        store,
@@ -273,7 +282,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	hs.SetServingStatus(tooldexv1.DiscoveryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	reflection.Register(gs)
+	apidesc.RegisterReflection(gs) // descriptors with the proto's comments
 
 	// Goroutines owned here, each stopped in the shutdown below.
 	var wg sync.WaitGroup
@@ -291,13 +300,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
-	var metricsSrv *http.Server
+	var metricsSrv, pprofSrv *http.Server
+	// abort stops what was started so far, for a return before serving.
+	abort := func() {
+		gs.Stop()
+		for _, srv := range []*http.Server{metricsSrv, pprofSrv} {
+			if srv != nil {
+				srv.Close()
+			}
+		}
+		stopReg()
+		wg.Wait()
+	}
 	if metrics != nil {
 		mlis, err := net.Listen("tcp", c.metricsAddr)
 		if err != nil {
-			gs.Stop()
-			stopReg()
-			wg.Wait()
+			abort()
 			return fmt.Errorf("metrics listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -306,13 +324,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		wg.Go(func() { _ = serveHTTP(metricsSrv, mlis) })
 		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
 	}
-	var pprofSrv *http.Server
 	if c.pprofAddr != "" {
 		plis, err := net.Listen("tcp", c.pprofAddr)
 		if err != nil {
-			gs.Stop()
-			stopReg()
-			wg.Wait()
+			abort()
 			return fmt.Errorf("pprof listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -334,6 +349,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost"), DialOptions: dialOpts})
 		if err := demohost.Register(host, c.filesDir); err != nil {
+			abort()
 			return fmt.Errorf("demo host: %w", err)
 		}
 		wg.Go(func() { _ = host.Run(hostCtx) })
@@ -395,6 +411,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	wg.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// minApprovalKey is the shortest approval key accepted: HMAC-SHA256 keys
+// shorter than the hash are weaker than the MAC.
+const minApprovalKey = 32
+
+// readApprovalKey reads the --approval-key-file key (surrounding white space
+// dropped, so `openssl rand -hex 32 > key` works); "" means none.
+func readApprovalKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--approval-key-file: %w", err)
+	}
+	key := bytes.TrimSpace(data)
+	if len(key) < minApprovalKey {
+		return nil, fmt.Errorf("--approval-key-file: %s holds %d bytes, at least %d are needed (e.g. openssl rand -hex 32)", path, len(key), minApprovalKey)
+	}
+	return key, nil
 }
 
 // catalogBatch is how many tools of a catalog file are decoded and

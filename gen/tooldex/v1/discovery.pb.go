@@ -209,13 +209,75 @@ func (QueryMode) EnumDescriptor() ([]byte, []int) {
 	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{2}
 }
 
+// ResultView chooses how an ExecuteResponse carries its JSON values.
+type ResultView int32
+
+const (
+	// The default: RESULT_VIEW_STRUCT.
+	ResultView_RESULT_VIEW_UNSPECIFIED ResultView = 0
+	// structured_content as a google.protobuf.Struct and JSON content blocks
+	// as Content.json (a google.protobuf.Value).
+	ResultView_RESULT_VIEW_STRUCT ResultView = 1
+	// structured_content_json instead of structured_content, and JSON content
+	// blocks as Content.json_text instead of Content.json: compact JSON text
+	// that any JSON parser reads (grpc-js otherwise hands out raw
+	// {fields, kind} trees).
+	ResultView_RESULT_VIEW_JSON ResultView = 2
+)
+
+// Enum value maps for ResultView.
+var (
+	ResultView_name = map[int32]string{
+		0: "RESULT_VIEW_UNSPECIFIED",
+		1: "RESULT_VIEW_STRUCT",
+		2: "RESULT_VIEW_JSON",
+	}
+	ResultView_value = map[string]int32{
+		"RESULT_VIEW_UNSPECIFIED": 0,
+		"RESULT_VIEW_STRUCT":      1,
+		"RESULT_VIEW_JSON":        2,
+	}
+)
+
+func (x ResultView) Enum() *ResultView {
+	p := new(ResultView)
+	*p = x
+	return p
+}
+
+func (x ResultView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ResultView) Descriptor() protoreflect.EnumDescriptor {
+	return file_tooldex_v1_discovery_proto_enumTypes[3].Descriptor()
+}
+
+func (ResultView) Type() protoreflect.EnumType {
+	return &file_tooldex_v1_discovery_proto_enumTypes[3]
+}
+
+func (x ResultView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ResultView.Descriptor instead.
+func (ResultView) EnumDescriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{3}
+}
+
 // RegisterToolsRequest carries the tools to insert or replace.
 type RegisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Tools to register; at most 10,000, names unique within the batch.
 	Tools []*Tool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Validate only: report what would happen, change nothing.
-	ValidateOnly  bool `protobuf:"varint,2,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	ValidateOnly bool `protobuf:"varint,2,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -262,6 +324,13 @@ func (x *RegisterToolsRequest) GetValidateOnly() bool {
 		return x.ValidateOnly
 	}
 	return false
+}
+
+func (x *RegisterToolsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // RegisterToolsResponse says what happened to each tool.
@@ -378,7 +447,12 @@ func (x *RegisterResult) GetLoading() Loading {
 type UnregisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Names to remove; at most 10,000.
-	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	Names []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -418,6 +492,13 @@ func (x *UnregisterToolsRequest) GetNames() []string {
 		return x.Names
 	}
 	return nil
+}
+
+func (x *UnregisterToolsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // UnregisterToolsResponse reports what was removed.
@@ -481,7 +562,12 @@ type ListToolsRequest struct {
 	// Only tools whose name starts with this prefix.
 	NamePrefix string `protobuf:"bytes,1,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	// Only tools loaded this way; LOADING_UNSPECIFIED lists all.
-	Loading       Loading `protobuf:"varint,2,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
+	Loading Loading `protobuf:"varint,2,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -528,6 +614,13 @@ func (x *ListToolsRequest) GetLoading() Loading {
 		return x.Loading
 	}
 	return Loading_LOADING_UNSPECIFIED
+}
+
+func (x *ListToolsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // ListToolsResponse lists tools sorted by name.
@@ -585,8 +678,9 @@ type SearchRequest struct {
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	// select: returns every named tool regardless.
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// The caller's identity; tools its permission rules deny are never
-	// listed.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools its permission rules deny are never listed.
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Render content_json for this provider: "anthropic", "openai",
 	// "gemini" or "grok"; empty renders none.
@@ -884,8 +978,9 @@ type DiscoverRequest struct {
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// The caller's identity; tools its permission rules deny are never
-	// listed.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools its permission rules deny are never listed.
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Render content_json for this provider, as in SearchRequest.
 	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
@@ -1056,10 +1151,17 @@ type ExecuteRequest struct {
 	ParamsJson string `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
 	// The frontend's session, for logs.
 	SessionId string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// The caller's identity, matched by permission rules.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Matched by permission rules; approval tokens are bound
+	// to it and to the principal.
 	Caller string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Approval of an earlier approval_required answer for this very call.
 	ApprovalToken string `protobuf:"bytes,6,opt,name=approval_token,json=approvalToken,proto3" json:"approval_token,omitempty"`
+	// How the response carries JSON values (structured_content and JSON
+	// content blocks): as google.protobuf.Struct / Value (the default), or
+	// as JSON text for clients that would rather not walk Struct trees.
+	ResultView    ResultView `protobuf:"varint,7,opt,name=result_view,json=resultView,proto3,enum=tooldex.v1.ResultView" json:"result_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1136,6 +1238,13 @@ func (x *ExecuteRequest) GetApprovalToken() string {
 	return ""
 }
 
+func (x *ExecuteRequest) GetResultView() ResultView {
+	if x != nil {
+		return x.ResultView
+	}
+	return ResultView_RESULT_VIEW_UNSPECIFIED
+}
+
 // ExecuteResponse is the host's result, or a request for approval.
 type ExecuteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1154,8 +1263,14 @@ type ExecuteResponse struct {
 	// Set when a permission rule says "ask": nothing ran. Ask the user, then
 	// call again with approval_token.
 	ApprovalRequired *ApprovalRequest `protobuf:"bytes,7,opt,name=approval_required,json=approvalRequired,proto3" json:"approval_required,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The structured result as compact JSON text, filled instead of
+	// structured_content when the request asks for RESULT_VIEW_JSON. The same
+	// JSON value as structured_content (what protojson would write for it;
+	// key order and escaping may differ). Empty when the tool returned no
+	// structured content.
+	StructuredContentJson string `protobuf:"bytes,8,opt,name=structured_content_json,json=structuredContentJson,proto3" json:"structured_content_json,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *ExecuteResponse) Reset() {
@@ -1237,6 +1352,13 @@ func (x *ExecuteResponse) GetApprovalRequired() *ApprovalRequest {
 	return nil
 }
 
+func (x *ExecuteResponse) GetStructuredContentJson() string {
+	if x != nil {
+		return x.StructuredContentJson
+	}
+	return ""
+}
+
 // ApprovalRequest describes a call that needs the user's approval.
 type ApprovalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1310,9 +1432,14 @@ func (x *ApprovalRequest) GetRule() string {
 	return ""
 }
 
-// ListHostsRequest is empty.
+// ListHostsRequest selects the hosts to list.
 type ListHostsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1345,6 +1472,13 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
 	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListHostsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // ListHostsResponse lists connected hosts.
@@ -1409,7 +1543,11 @@ type HostInfo struct {
 	// Calls running now.
 	InFlight int32 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
 	// Calls completed in this session.
-	Completed     int64 `protobuf:"varint,7,opt,name=completed,proto3" json:"completed,omitempty"`
+	Completed int64 `protobuf:"varint,7,opt,name=completed,proto3" json:"completed,omitempty"`
+	// The tenant the host serves in ("shared": every tenant).
+	Tenant string `protobuf:"bytes,8,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// The principal the host authenticated as.
+	Principal     string `protobuf:"bytes,9,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1493,12 +1631,28 @@ func (x *HostInfo) GetCompleted() int64 {
 	return 0
 }
 
+func (x *HostInfo) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *HostInfo) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
 // GetManifestRequest asks for the initial tool set for a provider.
 type GetManifestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "anthropic", "openai", "gemini" or "grok".
 	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
-	// The caller's identity: tools it is denied are left out.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools it is denied are left out.
 	Caller string `protobuf:"bytes,2,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Anthropic: the frontend supports tool_reference (defer_loading).
 	ToolReference bool `protobuf:"varint,3,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
@@ -1749,7 +1903,9 @@ type PrefetchRequest struct {
 	MinScore float64 `protobuf:"fixed64,5,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
 	// Tools the frontend has already loaded: never recommended.
 	Loaded []string `protobuf:"bytes,6,rep,name=loaded,proto3" json:"loaded,omitempty"`
-	// The caller's identity: denied tools are never recommended.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Denied tools are never recommended.
 	Caller string `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
 	// How results carry each tool's input schema. SCHEMA_VIEW_UNSPECIFIED
 	// is SCHEMA_VIEW_STRUCT; other values are INVALID_ARGUMENT. text is the
@@ -1905,25 +2061,28 @@ var File_tooldex_v1_discovery_proto protoreflect.FileDescriptor
 const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\n" +
 	"\x1atooldex/v1/discovery.proto\x12\n" +
-	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15tooldex/v1/host.proto\x1a\x15tooldex/v1/tool.proto\"c\n" +
+	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15tooldex/v1/host.proto\x1a\x15tooldex/v1/tool.proto\"{\n" +
 	"\x14RegisterToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\x12#\n" +
-	"\rvalidate_only\x18\x02 \x01(\bR\fvalidateOnly\"M\n" +
+	"\rvalidate_only\x18\x02 \x01(\bR\fvalidateOnly\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"M\n" +
 	"\x15RegisterToolsResponse\x124\n" +
 	"\aresults\x18\x01 \x03(\v2\x1a.tooldex.v1.RegisterResultR\aresults\"\x8a\x01\n" +
 	"\x0eRegisterResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1b.tooldex.v1.RegisterOutcomeR\aoutcome\x12-\n" +
-	"\aloading\x18\x03 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\".\n" +
+	"\aloading\x18\x03 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\"F\n" +
 	"\x16UnregisterToolsRequest\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"P\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"P\n" +
 	"\x17UnregisterToolsResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x03(\tR\aremoved\x12\x1b\n" +
-	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"b\n" +
+	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"z\n" +
 	"\x10ListToolsRequest\x12\x1f\n" +
 	"\vname_prefix\x18\x01 \x01(\tR\n" +
 	"namePrefix\x12-\n" +
-	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\";\n" +
+	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\";\n" +
 	"\x11ListToolsResponse\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"\xda\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
@@ -1964,7 +2123,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12!\n" +
-	"\fcontent_json\x18\x04 \x01(\tR\vcontentJson\"\xdd\x01\n" +
+	"\fcontent_json\x18\x04 \x01(\tR\vcontentJson\"\x96\x02\n" +
 	"\x0eExecuteRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12/\n" +
 	"\x06params\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06params\x12\x1f\n" +
@@ -1973,7 +2132,9 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x04 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06caller\x18\x05 \x01(\tR\x06caller\x12%\n" +
-	"\x0eapproval_token\x18\x06 \x01(\tR\rapprovalToken\"\xbc\x02\n" +
+	"\x0eapproval_token\x18\x06 \x01(\tR\rapprovalToken\x127\n" +
+	"\vresult_view\x18\a \x01(\x0e2\x16.tooldex.v1.ResultViewR\n" +
+	"resultView\"\xf4\x02\n" +
 	"\x0fExecuteResponse\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12-\n" +
 	"\acontent\x18\x02 \x03(\v2\x13.tooldex.v1.ContentR\acontent\x12\x19\n" +
@@ -1981,15 +2142,17 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x17\n" +
 	"\acall_id\x18\x05 \x01(\tR\x06callId\x12\x17\n" +
 	"\ahost_id\x18\x06 \x01(\tR\x06hostId\x12H\n" +
-	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\"\x90\x01\n" +
+	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\x126\n" +
+	"\x17structured_content_json\x18\b \x01(\tR\x15structuredContentJson\"\x90\x01\n" +
 	"\x0fApprovalRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12%\n" +
 	"\x0eparams_summary\x18\x02 \x01(\tR\rparamsSummary\x12%\n" +
 	"\x0eapproval_token\x18\x03 \x01(\tR\rapprovalToken\x12\x12\n" +
-	"\x04rule\x18\x04 \x01(\tR\x04rule\"\x12\n" +
-	"\x10ListHostsRequest\"?\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule\"*\n" +
+	"\x10ListHostsRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"?\n" +
 	"\x11ListHostsResponse\x12*\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\"\xc3\x01\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\"\xf9\x01\n" +
 	"\bHostInfo\x12\x17\n" +
 	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1d\n" +
 	"\n" +
@@ -1998,7 +2161,9 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x05tools\x18\x04 \x03(\tR\x05tools\x12\x14\n" +
 	"\x05slots\x18\x05 \x01(\x05R\x05slots\x12\x1b\n" +
 	"\tin_flight\x18\x06 \x01(\x05R\binFlight\x12\x1c\n" +
-	"\tcompleted\x18\a \x01(\x03R\tcompleted\"\xa6\x01\n" +
+	"\tcompleted\x18\a \x01(\x03R\tcompleted\x12\x16\n" +
+	"\x06tenant\x18\b \x01(\tR\x06tenant\x12\x1c\n" +
+	"\tprincipal\x18\t \x01(\tR\tprincipal\"\xa6\x01\n" +
 	"\x12GetManifestRequest\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06caller\x18\x02 \x01(\tR\x06caller\x12%\n" +
@@ -2049,7 +2214,12 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12QUERY_MODE_KEYWORD\x10\x01\x12\x15\n" +
 	"\x11QUERY_MODE_SELECT\x10\x02\x12\x17\n" +
 	"\x13QUERY_MODE_DISCOVER\x10\x03\x12\x15\n" +
-	"\x11QUERY_MODE_PREFIX\x10\x042\xbb\x05\n" +
+	"\x11QUERY_MODE_PREFIX\x10\x04*W\n" +
+	"\n" +
+	"ResultView\x12\x1b\n" +
+	"\x17RESULT_VIEW_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12RESULT_VIEW_STRUCT\x10\x01\x12\x14\n" +
+	"\x10RESULT_VIEW_JSON\x10\x022\xbb\x05\n" +
 	"\x10DiscoveryService\x12T\n" +
 	"\rRegisterTools\x12 .tooldex.v1.RegisterToolsRequest\x1a!.tooldex.v1.RegisterToolsResponse\x12Z\n" +
 	"\x0fUnregisterTools\x12\".tooldex.v1.UnregisterToolsRequest\x1a#.tooldex.v1.UnregisterToolsResponse\x12H\n" +
@@ -2059,10 +2229,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12H\n" +
 	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponse\x12N\n" +
 	"\vGetManifest\x12\x1e.tooldex.v1.GetManifestRequest\x1a\x1f.tooldex.v1.GetManifestResponse\x12E\n" +
-	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB\x9e\x01\n" +
-	"\x0ecom.tooldex.v1B\x0eDiscoveryProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
-	"Tooldex.V1\xca\x02\n" +
-	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
+	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB5Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1b\x06proto3"
 
 var (
 	file_tooldex_v1_discovery_proto_rawDescOnce sync.Once
@@ -2076,86 +2243,88 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 	return file_tooldex_v1_discovery_proto_rawDescData
 }
 
-var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(SchemaView)(0),                 // 0: tooldex.v1.SchemaView
 	(MatchKind)(0),                  // 1: tooldex.v1.MatchKind
 	(QueryMode)(0),                  // 2: tooldex.v1.QueryMode
-	(*RegisterToolsRequest)(nil),    // 3: tooldex.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil),   // 4: tooldex.v1.RegisterToolsResponse
-	(*RegisterResult)(nil),          // 5: tooldex.v1.RegisterResult
-	(*UnregisterToolsRequest)(nil),  // 6: tooldex.v1.UnregisterToolsRequest
-	(*UnregisterToolsResponse)(nil), // 7: tooldex.v1.UnregisterToolsResponse
-	(*ListToolsRequest)(nil),        // 8: tooldex.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),       // 9: tooldex.v1.ListToolsResponse
-	(*SearchRequest)(nil),           // 10: tooldex.v1.SearchRequest
-	(*SearchResponse)(nil),          // 11: tooldex.v1.SearchResponse
-	(*SearchResult)(nil),            // 12: tooldex.v1.SearchResult
-	(*DiscoverRequest)(nil),         // 13: tooldex.v1.DiscoverRequest
-	(*DiscoverResponse)(nil),        // 14: tooldex.v1.DiscoverResponse
-	(*ExecuteRequest)(nil),          // 15: tooldex.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),         // 16: tooldex.v1.ExecuteResponse
-	(*ApprovalRequest)(nil),         // 17: tooldex.v1.ApprovalRequest
-	(*ListHostsRequest)(nil),        // 18: tooldex.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),       // 19: tooldex.v1.ListHostsResponse
-	(*HostInfo)(nil),                // 20: tooldex.v1.HostInfo
-	(*GetManifestRequest)(nil),      // 21: tooldex.v1.GetManifestRequest
-	(*GetManifestResponse)(nil),     // 22: tooldex.v1.GetManifestResponse
-	(*NameMapping)(nil),             // 23: tooldex.v1.NameMapping
-	(*PrefetchRequest)(nil),         // 24: tooldex.v1.PrefetchRequest
-	(*PrefetchResponse)(nil),        // 25: tooldex.v1.PrefetchResponse
-	(*Tool)(nil),                    // 26: tooldex.v1.Tool
-	(RegisterOutcome)(0),            // 27: tooldex.v1.RegisterOutcome
-	(Loading)(0),                    // 28: tooldex.v1.Loading
-	(*structpb.Struct)(nil),         // 29: google.protobuf.Struct
-	(*Content)(nil),                 // 30: tooldex.v1.Content
+	(ResultView)(0),                 // 3: tooldex.v1.ResultView
+	(*RegisterToolsRequest)(nil),    // 4: tooldex.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),   // 5: tooldex.v1.RegisterToolsResponse
+	(*RegisterResult)(nil),          // 6: tooldex.v1.RegisterResult
+	(*UnregisterToolsRequest)(nil),  // 7: tooldex.v1.UnregisterToolsRequest
+	(*UnregisterToolsResponse)(nil), // 8: tooldex.v1.UnregisterToolsResponse
+	(*ListToolsRequest)(nil),        // 9: tooldex.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),       // 10: tooldex.v1.ListToolsResponse
+	(*SearchRequest)(nil),           // 11: tooldex.v1.SearchRequest
+	(*SearchResponse)(nil),          // 12: tooldex.v1.SearchResponse
+	(*SearchResult)(nil),            // 13: tooldex.v1.SearchResult
+	(*DiscoverRequest)(nil),         // 14: tooldex.v1.DiscoverRequest
+	(*DiscoverResponse)(nil),        // 15: tooldex.v1.DiscoverResponse
+	(*ExecuteRequest)(nil),          // 16: tooldex.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),         // 17: tooldex.v1.ExecuteResponse
+	(*ApprovalRequest)(nil),         // 18: tooldex.v1.ApprovalRequest
+	(*ListHostsRequest)(nil),        // 19: tooldex.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),       // 20: tooldex.v1.ListHostsResponse
+	(*HostInfo)(nil),                // 21: tooldex.v1.HostInfo
+	(*GetManifestRequest)(nil),      // 22: tooldex.v1.GetManifestRequest
+	(*GetManifestResponse)(nil),     // 23: tooldex.v1.GetManifestResponse
+	(*NameMapping)(nil),             // 24: tooldex.v1.NameMapping
+	(*PrefetchRequest)(nil),         // 25: tooldex.v1.PrefetchRequest
+	(*PrefetchResponse)(nil),        // 26: tooldex.v1.PrefetchResponse
+	(*Tool)(nil),                    // 27: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 28: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 29: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 30: google.protobuf.Struct
+	(*Content)(nil),                 // 31: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	26, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
-	5,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	27, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	28, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	28, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	26, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	27, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	6,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
+	28, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	29, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	29, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	27, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
 	0,  // 6: tooldex.v1.SearchRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
+	13, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
 	2,  // 8: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	26, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	27, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
 	1,  // 10: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
 	0,  // 11: tooldex.v1.DiscoverRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	29, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
-	30, // 14: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
-	29, // 15: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
-	17, // 16: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
-	20, // 17: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
-	23, // 18: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
-	0,  // 19: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 20: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
-	3,  // 21: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	6,  // 22: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	8,  // 23: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	10, // 24: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	13, // 25: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	15, // 26: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
-	18, // 27: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
-	21, // 28: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
-	24, // 29: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
-	4,  // 30: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	7,  // 31: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	9,  // 32: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	11, // 33: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	14, // 34: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	16, // 35: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
-	19, // 36: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
-	22, // 37: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
-	25, // 38: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
-	30, // [30:39] is the sub-list for method output_type
-	21, // [21:30] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	13, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
+	30, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	3,  // 14: tooldex.v1.ExecuteRequest.result_view:type_name -> tooldex.v1.ResultView
+	31, // 15: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	30, // 16: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	18, // 17: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
+	21, // 18: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
+	24, // 19: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
+	0,  // 20: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	13, // 21: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
+	4,  // 22: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	7,  // 23: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	9,  // 24: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	11, // 25: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	14, // 26: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	16, // 27: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	19, // 28: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	22, // 29: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
+	25, // 30: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
+	5,  // 31: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	8,  // 32: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	10, // 33: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	12, // 34: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	15, // 35: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	17, // 36: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	20, // 37: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	23, // 38: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
+	26, // 39: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
+	31, // [31:40] is the sub-list for method output_type
+	22, // [22:31] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -2170,7 +2339,7 @@ func file_tooldex_v1_discovery_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,

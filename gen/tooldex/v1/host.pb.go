@@ -384,6 +384,7 @@ type Content struct {
 	//	*Content_Json
 	//	*Content_Image
 	//	*Content_Resource
+	//	*Content_JsonText
 	Kind          isContent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -462,6 +463,15 @@ func (x *Content) GetResource() *Resource {
 	return nil
 }
 
+func (x *Content) GetJsonText() string {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_JsonText); ok {
+			return x.JsonText
+		}
+	}
+	return ""
+}
+
 type isContent_Kind interface {
 	isContent_Kind()
 }
@@ -486,6 +496,13 @@ type Content_Resource struct {
 	Resource *Resource `protobuf:"bytes,4,opt,name=resource,proto3,oneof"`
 }
 
+type Content_JsonText struct {
+	// A JSON value as compact JSON text: what ExecuteResponse carries
+	// instead of json when ExecuteRequest.result_view is RESULT_VIEW_JSON.
+	// Output only: hosts send json.
+	JsonText string `protobuf:"bytes,5,opt,name=json_text,json=jsonText,proto3,oneof"`
+}
+
 func (*Content_Text) isContent_Kind() {}
 
 func (*Content_Json) isContent_Kind() {}
@@ -493,6 +510,8 @@ func (*Content_Json) isContent_Kind() {}
 func (*Content_Image) isContent_Kind() {}
 
 func (*Content_Resource) isContent_Kind() {}
+
+func (*Content_JsonText) isContent_Kind() {}
 
 // Blob is binary data with its media type.
 type Blob struct {
@@ -1274,12 +1293,13 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x03(\v2\x13.tooldex.v1.ContentR\acontent\x12\x19\n" +
 	"\bis_error\x18\x03 \x01(\bR\aisError\x12F\n" +
 	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x18\n" +
-	"\arefused\x18\x05 \x01(\tR\arefused\"\xb3\x01\n" +
+	"\arefused\x18\x05 \x01(\tR\arefused\"\xd2\x01\n" +
 	"\aContent\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12,\n" +
 	"\x04json\x18\x02 \x01(\v2\x16.google.protobuf.ValueH\x00R\x04json\x12(\n" +
 	"\x05image\x18\x03 \x01(\v2\x10.tooldex.v1.BlobH\x00R\x05image\x122\n" +
-	"\bresource\x18\x04 \x01(\v2\x14.tooldex.v1.ResourceH\x00R\bresourceB\x06\n" +
+	"\bresource\x18\x04 \x01(\v2\x14.tooldex.v1.ResourceH\x00R\bresource\x12\x1d\n" +
+	"\tjson_text\x18\x05 \x01(\tH\x00R\bjsonTextB\x06\n" +
 	"\x04kind\"7\n" +
 	"\x04Blob\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1b\n" +
@@ -1329,10 +1349,7 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\x05Drain\x12/\n" +
 	"\x05grace\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05grace2U\n" +
 	"\vHostService\x12F\n" +
-	"\aConnect\x12\x1a.tooldex.v1.ConnectRequest\x1a\x1b.tooldex.v1.ConnectResponse(\x010\x01B\x99\x01\n" +
-	"\x0ecom.tooldex.v1B\tHostProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
-	"Tooldex.V1\xca\x02\n" +
-	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
+	"\aConnect\x12\x1a.tooldex.v1.ConnectRequest\x1a\x1b.tooldex.v1.ConnectResponse(\x010\x01B5Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1b\x06proto3"
 
 var (
 	file_tooldex_v1_host_proto_rawDescOnce sync.Once
@@ -1423,6 +1440,7 @@ func file_tooldex_v1_host_proto_init() {
 		(*Content_Json)(nil),
 		(*Content_Image)(nil),
 		(*Content_Resource)(nil),
+		(*Content_JsonText)(nil),
 	}
 	file_tooldex_v1_host_proto_msgTypes[9].OneofWrappers = []any{
 		(*ConnectResponse_HelloAck)(nil),

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/tooldex/tooldex/eval"
+	"github.com/tooldex/tooldex/index"
+)
+
+// cmdEval loads a dataset into an in-process index and prints retrieval
+// metrics for keyword-only, TF-IDF-only and hybrid ranking.
+func cmdEval(e env, args []string) error {
+	fs := newFlags("eval", e, nil)
+	tools := fs.String("tools", "", "dataset tools.jsonl")
+	queries := fs.String("queries", "", "dataset queries.jsonl")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	wk := fs.Float64("weight-keyword", 0, "hybrid keyword weight (default: the scorer's, 0.2 for bm25f, 0.4 for cosine)")
+	wt := fs.Float64("weight-tfidf", 0, "hybrid text weight (default: the scorer's, 0.8 for bm25f, 0.6 for cosine)")
+	pw := fs.Float64("param-weight", index.DefaultConfig().ParamWeight, "text weight of parameter text")
+	boost := fs.Float64("name-boost", 0, "text-score floor for tools the query names (default: the scorer's, none for bm25f, 0.75 for cosine; negative: off)")
+	groups := fs.Bool("groups", false, "also report server-level Recall@5 (group = server)")
+	scorer := fs.String("scorer", index.DefaultConfig().Scorer.String(), "text scorer: bm25f, or cosine (the spec's TF-IDF)")
+	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
+	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
+	k3 := fs.Float64("k3", index.DefaultConfig().K3, "BM25F saturation of repeated query terms (negative: count every repeat)")
+	var sem semanticFlags
+	sem.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tools == "" || *queries == "" {
+		return errors.New("eval: --tools and --queries are required")
+	}
+	ds, err := eval.Load(*tools, *queries)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	sc, err := index.ParseScorer(*scorer)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	cfg := index.ScorerConfig(sc)
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["weight-keyword"] {
+		cfg.KeywordWeight = *wk
+	}
+	if set["weight-tfidf"] {
+		cfg.TFIDFWeight = *wt
+	}
+	if set["name-boost"] {
+		cfg.NameBoost = *boost
+	}
+	if cfg.KeywordWeight < 0 || cfg.TFIDFWeight < 0 || cfg.KeywordWeight+cfg.TFIDFWeight == 0 {
+		return errors.New("eval: weights must be non-negative and not both zero")
+	}
+	cfg.ParamWeight, cfg.K1, cfg.B, cfg.K3 = *pw, *k1, *b, *k3
+	ix := index.New(cfg)
+	for _, t := range ds.Tools {
+		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
+	}
+	modes := []struct {
+		key  string
+		mode index.Mode
+	}{{"keyword", index.ModeKeyword}, {"tfidf", index.ModeTFIDF}, {"hybrid", index.ModeHybrid}}
+	var rankers []namedRanker
+	for _, m := range modes {
+		rankers = append(rankers, namedRanker{m.key, ranker{ix: ix, mode: m.mode}})
+	}
+	if sem.url != "" {
+		sr, stop, err := sem.ranker(ix, ds.Tools)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		defer stop()
+		rankers = append(rankers, namedRanker{"semantic", sr})
+	}
+	out := make(map[string]any)
+	var order []string
+	for _, m := range rankers {
+		r := m.r
+		metrics, err := eval.Run(ds, r)
+		if err != nil {
+			return fmt.Errorf("eval %s: %w", m.key, err)
+		}
+		out[m.key] = metrics
+		order = append(order, m.key)
+		if *groups {
+			g, err := eval.GroupRecall5(ds, r)
+			if err != nil {
+				return fmt.Errorf("eval %s: %w", m.key, err)
+			}
+			out[m.key+"_server_R@5"] = g
+		}
+	}
+	if *asJSON {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(e.stdout, string(b))
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%d tools, %d queries\n", len(ds.Tools), len(ds.Queries))
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ranking\tR@1\tR@5\tR@10\tNDCG@5\tNDCG@10\tComp@10\t")
+	for _, k := range order {
+		m := out[k].(eval.Metrics)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", k, m.R1, m.R5, m.R10, m.NDCG5, m.NDCG10, m.Comp10)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if *groups {
+		for _, k := range order {
+			fmt.Fprintf(e.stdout, "%s server-level R@5: %.1f\n", k, out[k+"_server_R@5"].(float64))
+		}
+	}
+	return nil
+}
+
+// ranker adapts the index to eval.Ranker. Dataset queries are ranked as
+// keyword text, whatever they start with.
+type ranker struct {
+	ix   *index.Index
+	mode index.Mode
+}
+
+func (r ranker) Rank(query string, k int) ([]string, error) {
+	if len(query) > index.MaxQueryBytes {
+		query = query[:index.MaxQueryBytes]
+	}
+	res := r.ix.Run(index.Query{Kind: index.KindKeyword, Text: query}, index.Options{Max: k, Mode: r.mode})
+	names := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		names[i] = h.Name
+	}
+	return names, nil
+}
