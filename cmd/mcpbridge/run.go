@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/mcpbridge"
 )
 
@@ -21,6 +22,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	config := fs.String("config", "", "MCP servers config file ({\"mcpServers\": {...}}), required")
 	slots := fs.Int("slots", 0, "max concurrent calls per MCP server (0: the toolhost default)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var creds auth.ClientConfig
+	creds.RegisterFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,7 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Logger: log, Slots: *slots})
+	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Auth: creds, Logger: log, Slots: *slots})
 	if err != nil {
 		return err
 	}
