@@ -1,36 +1,42 @@
 package uselite
 
-// matmul sets dst (n×out) to x (n×in) · w (in×out), four rows at a time so
-// that each row of w is read once per four rows of x.
-func matmul(dst, x, w []float32, n, in, out int) {
-	clear(dst)
-	r := 0
-	for ; r+4 <= n; r += 4 {
-		d0 := dst[r*out : (r+1)*out]
-		d1 := dst[(r+1)*out : (r+2)*out]
-		d2 := dst[(r+2)*out : (r+3)*out]
-		d3 := dst[(r+3)*out : (r+4)*out]
+// strip is the width of the column strips a matrix is packed in: W's
+// columns s·strip ... (s+1)·strip are stored contiguously, row after row,
+// so that the kernel reads them in order (every matrix of the model has a
+// multiple of 16 columns).
+const strip = 16
+
+// pack lays w (in×out, row-major) out in strips.
+func pack(w []float32, in, out int) []float32 {
+	p := make([]float32, len(w))
+	for s := 0; s < out/strip; s++ {
+		base := s * in * strip
 		for k := range in {
-			a0, a1, a2, a3 := x[r*in+k], x[(r+1)*in+k], x[(r+2)*in+k], x[(r+3)*in+k]
-			row := w[k*out : (k+1)*out]
-			row = row[:len(d0)]
-			d1, d2, d3 := d1[:len(d0)], d2[:len(d0)], d3[:len(d0)]
-			for j, v := range row {
-				d0[j] += a0 * v
-				d1[j] += a1 * v
-				d2[j] += a2 * v
-				d3[j] += a3 * v
-			}
+			copy(p[base+k*strip:base+(k+1)*strip], w[k*out+s*strip:k*out+(s+1)*strip])
 		}
 	}
-	for ; r < n; r++ {
-		d := dst[r*out : (r+1)*out]
-		for k := range in {
-			a := x[r*in+k]
-			row := w[k*out : (k+1)*out]
-			row = row[:len(d)]
-			for j, v := range row {
-				d[j] += a * v
+	return p
+}
+
+// matmulGo sets dst (n×out) to x (n×in) · w, w packed in strips: the
+// portable version of the kernel, four rows of x per pass over a strip.
+func matmulGo(dst, x, p []float32, n, in, out int) {
+	for s := 0; s < out/strip; s++ {
+		ws := p[s*in*strip : (s+1)*in*strip]
+		for r := 0; r < n; r += 4 {
+			rows := min(4, n-r)
+			var acc [4][strip]float32
+			for k := range in {
+				w := (*[strip]float32)(ws[k*strip : (k+1)*strip])
+				for i := range rows {
+					a := x[(r+i)*in+k]
+					for c := range strip {
+						acc[i][c] += a * w[c]
+					}
+				}
+			}
+			for i := range rows {
+				copy(dst[(r+i)*out+s*strip:(r+i)*out+(s+1)*strip], acc[i][:])
 			}
 		}
 	}

@@ -62,7 +62,7 @@ type layer struct {
 	scale      float32
 }
 
-// matrix is a dense layer: y = x·W + b, W stored row-major [in][out].
+// matrix is a dense layer: y = x·W + b, W packed in strips (see pack).
 type matrix struct {
 	in, out int
 	w, b    []float32
@@ -106,7 +106,11 @@ func decode(bin, vocab []byte) (*Model, error) {
 		return t.data
 	}
 	mat := func(name string, in, out int) matrix {
-		return matrix{in: in, out: out, w: get(name+".w", in, out), b: get(name+".b", out)}
+		w := get(name+".w", in, out)
+		if w != nil {
+			w = pack(w, in, out)
+		}
+		return matrix{in: in, out: out, w: w, b: get(name+".b", out)}
 	}
 	m := &Model{tok: tok}
 	m.emb = get("emb", tok.Size()+2, embDim)
@@ -227,6 +231,7 @@ type state struct {
 	ff, y          []float32
 	probs          []float32
 	pooled, out    []float32
+	pad            []float32 // matmulFast's last block
 }
 
 func newState() *state {
@@ -240,6 +245,7 @@ func newState() *state {
 		probs:  make([]float32, MaxTokens),
 		pooled: make([]float32, hidden),
 		out:    make([]float32, Dim),
+		pad:    make([]float32, 4*ffnDim+4*strip),
 	}
 }
 
@@ -300,7 +306,7 @@ func (m *Model) forward(s *state, ids []int32) {
 	// Layer 0: attention over 256-d, residual through a dense to 512.
 	y := s.y[:n*hidden]
 	m.attention(s, &m.l[0], x, n)
-	m.resW.apply(y, x, n)
+	m.resW.apply(y, x, n, s.pad)
 	add(y, s.att[:n*hidden])
 	m.ffn(s, &m.l[0], y, n)
 	// Layer 1.
@@ -322,7 +328,7 @@ func (m *Model) forward(s *state, ids []int32) {
 
 // head is tanh(dense) and L2 normalisation of s.pooled into s.out.
 func (m *Model) head(s *state) {
-	m.tanhW.apply(s.out, s.pooled, 1)
+	m.tanhW.apply(s.out, s.pooled, 1, s.pad)
 	var sum float64
 	for i, v := range s.out {
 		v = float32(math.Tanh(float64(v)))
@@ -342,7 +348,7 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 	h := s.h[:n*d]
 	layerNorm(h, x, l.ln1g, l.ln1b, d)
 	qkv := s.qkv[:n*3*d]
-	l.qkv.apply(qkv, h, n)
+	l.qkv.apply(qkv, h, n, s.pad)
 	// Heads: q, k and v are the thirds of a qkv row; head j is their
 	// columns j·dh ... (j+1)·dh. The combined output goes into h.
 	dh := d / heads
@@ -377,7 +383,7 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 			}
 		}
 	}
-	l.out.apply(s.att[:n*hidden], h, n)
+	l.out.apply(s.att[:n*hidden], h, n, s.pad)
 }
 
 // ffn adds the feed-forward block to y (n rows of hidden).
@@ -385,12 +391,12 @@ func (m *Model) ffn(s *state, l *layer, y []float32, n int) {
 	h := s.h[:n*hidden]
 	layerNorm(h, y, l.ln2g, l.ln2b, hidden)
 	f := s.ff[:n*ffnDim]
-	l.ff1.apply(f, h, n)
+	l.ff1.apply(f, h, n, s.pad)
 	for i, v := range f {
 		f[i] = max(v, 0)
 	}
 	a := s.att[:n*hidden]
-	l.ff2.apply(a, f, n)
+	l.ff2.apply(a, f, n, s.pad)
 	add(y, a)
 }
 
@@ -423,8 +429,8 @@ func add(dst, x []float32) {
 }
 
 // apply computes dst = x·W + b for n rows.
-func (w *matrix) apply(dst, x []float32, n int) {
-	matmul(dst[:n*w.out], x[:n*w.in], w.w, n, w.in, w.out)
+func (w *matrix) apply(dst, x []float32, n int, pad []float32) {
+	matmul(dst[:n*w.out], x[:n*w.in], w.w, n, w.in, w.out, pad)
 	for r := range n {
 		add(dst[r*w.out:(r+1)*w.out], w.b)
 	}

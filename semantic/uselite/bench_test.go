@@ -1,0 +1,34 @@
+package uselite
+
+import "testing"
+
+// query25 is a task query of 25 words.
+const query25 = "Find the cheapest direct flight from Berlin to Lisbon next Friday morning, then book a hotel near the old town for three nights with free cancellation"
+
+// BenchmarkEmbedQuery is one 25-word query through the model, on one core.
+func BenchmarkEmbedQuery(b *testing.B) {
+	m, err := Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]float32, Dim)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.EmbedTo(dst, query25)
+	}
+	b.ReportMetric(float64(len(m.tok.Encode(nil, query25))), "tokens")
+}
+
+// BenchmarkTokenize is the tokenizer alone on the same query.
+func BenchmarkTokenize(b *testing.B) {
+	m, err := Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s tokState
+	var ids []int32
+	b.ReportAllocs()
+	for b.Loop() {
+		ids = s.encode(m.tok, ids[:0], query25)
+	}
+}
