@@ -1,0 +1,80 @@
+package uselite
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMatmul checks the kernel and the portable version against the
+// textbook product, for row counts that do and do not fill blocks of 4.
+func TestMatmul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct{ n, in, out int }{{1, 16, 16}, {3, 32, 48}, {4, 8, 16}, {9, 64, 32}, {33, 256, 768}} {
+		x := make([]float32, tc.n*tc.in)
+		w := make([]float32, tc.in*tc.out)
+		for i := range x {
+			x[i] = rng.Float32()*2 - 1
+		}
+		for i := range w {
+			w[i] = rng.Float32()*2 - 1
+		}
+		want := make([]float64, tc.n*tc.out)
+		for r := range tc.n {
+			for k := range tc.in {
+				for c := range tc.out {
+					want[r*tc.out+c] += float64(x[r*tc.in+k]) * float64(w[k*tc.out+c])
+				}
+			}
+		}
+		p := pack(w, tc.in, tc.out)
+		for name, f := range map[string]func([]float32){
+			"kernel":   func(d []float32) { matmul(d, x, p, tc.n, tc.in, tc.out, make([]float32, 4*tc.in+4*strip)) },
+			"portable": func(d []float32) { matmulGo(d, x, p, tc.n, tc.in, tc.out) },
+		} {
+			got := make([]float32, tc.n*tc.out)
+			for i := range got {
+				got[i] = float32(math.NaN()) // every cell must be written
+			}
+			f(got)
+			for i := range got {
+				if d := math.Abs(float64(got[i]) - want[i]); !(d <= 1e-4*float64(tc.in)) {
+					t.Fatalf("%s %v: cell %d = %g, want %g", name, tc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestTokenizer pins segmentations: pieces, the merged unknown run, the
+// 128-token cut is the model's (Encode returns every id).
+func TestTokenizer(t *testing.T) {
+	m, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := m.Tokenizer()
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"cron schedule", []string{"▁cr", "on", "▁schedule"}},
+		{"", nil},
+		{"a 🚀🚀 b", []string{"▁a", "▁", "\ufffd", "▁b"}},
+	} {
+		var got []string
+		for _, id := range tok.Encode(nil, tc.text) {
+			got = append(got, tok.Piece(int(id)))
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("Encode(%q) = %q, want %q", tc.text, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("Encode(%q) = %q, want %q", tc.text, got, tc.want)
+				break
+			}
+		}
+	}
+}
