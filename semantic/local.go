@@ -1,0 +1,49 @@
+package semantic
+
+import (
+	"fmt"
+
+	"github.com/tooldex/tooldex/semantic/static"
+	"github.com/tooldex/tooldex/semantic/uselite"
+)
+
+// Mode chooses the embedder of dense retrieval.
+type Mode string
+
+// The modes: no dense retrieval, the embedded static model (package
+// static), the embedded sentence encoder (package uselite), or an
+// external embeddings server (Client).
+const (
+	ModeOff      Mode = "off"
+	ModeStatic   Mode = "static"
+	ModeFull     Mode = "full"
+	ModeExternal Mode = "external"
+)
+
+// DefaultMode is the server's and eval's default (docs/BENCHMARKS.md has
+// the measurements behind it).
+const DefaultMode = ModeStatic
+
+// ParseMode parses a --semantic value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeOff, ModeStatic, ModeFull, ModeExternal:
+		return m, nil
+	}
+	return "", fmt.Errorf("semantic: mode %q: want off, static, full or external", s)
+}
+
+// Local returns an embedded model's embedder and a name for it that
+// changes when its vectors do (for caches); the mode must be static or
+// full.
+func Local(m Mode) (Embedder, string, error) {
+	switch m {
+	case ModeStatic:
+		e, err := static.Load()
+		return e, "static-use-v1", err
+	case ModeFull:
+		e, err := uselite.Load()
+		return e, "uselite-v1", err
+	}
+	return nil, "", fmt.Errorf("semantic: %s is not an embedded model", m)
+}
