@@ -14,7 +14,7 @@ func BenchmarkEmbedQuery(b *testing.B) {
 	dst := make([]float32, Dim)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.EmbedTo(dst, query25)
+		m.VectorTo(dst, query25)
 	}
 	b.ReportMetric(float64(len(m.tok.Encode(nil, query25))), "tokens")
 }

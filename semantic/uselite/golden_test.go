@@ -37,7 +37,7 @@ func TestGolden(t *testing.T) {
 		if err != nil || len(b) != 4*Dim {
 			t.Fatalf("%q: bad fixture vector", g.Text)
 		}
-		got := m.Embed(g.Text)
+		got := m.Vector(g.Text)
 		var dot, nw, ng float64
 		for i := range Dim {
 			w := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))

@@ -17,6 +17,7 @@
 package uselite
 
 import (
+	"context"
 	_ "embed"
 	"encoding/binary"
 	"errors"
@@ -72,20 +73,31 @@ var (
 	loadOnce sync.Once
 	loaded   *Model
 	loadErr  error
+
+	tokOnce   sync.Once
+	tokLoaded *Tokenizer
+	tokErr    error
 )
+
+// LoadTokenizer returns the embedded vocabulary's tokenizer alone, parsed
+// once per process (what the distilled static model needs).
+func LoadTokenizer() (*Tokenizer, error) {
+	tokOnce.Do(func() { tokLoaded, tokErr = parseVocab(vocabTxt) })
+	return tokLoaded, tokErr
+}
 
 // Load returns the embedded model, decoded once per process (about 30 MB
 // of float32 weights).
 func Load() (*Model, error) {
-	loadOnce.Do(func() { loaded, loadErr = decode(modelBin, vocabTxt) })
+	loadOnce.Do(func() { loaded, loadErr = decode(modelBin) })
 	return loaded, loadErr
 }
 
 // Tokenizer returns the model's tokenizer.
 func (m *Model) Tokenizer() *Tokenizer { return m.tok }
 
-func decode(bin, vocab []byte) (*Model, error) {
-	tok, err := parseVocab(vocab)
+func decode(bin []byte) (*Model, error) {
+	tok, err := LoadTokenizer()
 	if err != nil {
 		return nil, err
 	}
@@ -249,16 +261,29 @@ func newState() *state {
 	}
 }
 
-// Embed returns the unit vector of text (Dim values). An empty text is
+// Vector returns the unit vector of text (Dim values). An empty text is
 // embedded as a space, as bench/useembed did.
-func (m *Model) Embed(text string) []float32 {
+func (m *Model) Vector(text string) []float32 {
 	v := make([]float32, Dim)
-	m.EmbedTo(v, text)
+	m.VectorTo(v, text)
 	return v
 }
 
-// EmbedTo writes text's unit vector into dst (at least Dim long).
-func (m *Model) EmbedTo(dst []float32, text string) {
+// Embed embeds texts one after the other (semantic.Embedder); it stops
+// early, with ctx's error, when ctx is done.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out[i] = m.Vector(t)
+	}
+	return out, nil
+}
+
+// VectorTo writes text's unit vector into dst (at least Dim long).
+func (m *Model) VectorTo(dst []float32, text string) {
 	s := m.pool.Get().(*state)
 	defer m.pool.Put(s)
 	if text == "" {
@@ -272,8 +297,8 @@ func (m *Model) EmbedTo(dst []float32, text string) {
 	copy(dst[:Dim], s.out)
 }
 
-// EmbedIDs embeds a sequence of token ids (at most MaxTokens are read).
-func (m *Model) EmbedIDs(dst []float32, ids []int32) {
+// VectorIDs embeds a sequence of token ids (at most MaxTokens are read).
+func (m *Model) VectorIDs(dst []float32, ids []int32) {
 	s := m.pool.Get().(*state)
 	defer m.pool.Put(s)
 	if len(ids) > MaxTokens {
