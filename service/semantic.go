@@ -19,10 +19,19 @@ import (
 // on long multi-tool tasks (docs/BENCHMARKS.md).
 const DefaultSemanticRatio = 0.2
 
+// FuseCandidates is how many lexical hits (at least the number asked
+// for) a fused ranking reorders.
+const FuseCandidates = 20
+
 // Semantic ranking defaults (see Config).
 const (
 	defaultSemanticTimeout = 250 * time.Millisecond
-	// semanticDepth is how many dense candidates join the lexical ones.
+	// semanticDepth is how many dense candidates join the lexical ones
+	// when the lexical ranking found fewer than FuseCandidates tools.
+	// When it found that many, dense retrieval only reorders them: that
+	// saves a scan of every vector (memory-bound: about 1 ms per 10k tools
+	// at 256 dimensions) and, measured on six datasets, costs nothing
+	// (docs/BENCHMARKS.md).
 	semanticDepth = 100
 	// semanticWarnEvery spaces the warnings of a failing embedder.
 	semanticWarnEvery = 10 * time.Second
@@ -75,18 +84,19 @@ func (s *Server) rank(ctx context.Context, q index.Query, opt index.Options) ind
 		}
 		return s.ix.Run(q, opt)
 	}
-	opt.Max = index.MaxResults
+	opt.Max = max(n, FuseCandidates)
 	res := s.ix.Run(q, opt)
 	res.Hits = FuseDense(d.store, qv, res, d.ratio, n, opt.Allow)
 	return res
 }
 
 // FuseDense is the ranking of a query with dense retrieval: res is the
-// lexical result (run with Max index.MaxResults) and qv the query's
-// vector. Its ranked hits and the 100 tools nearest to qv that allow
-// accepts (all when nil) are fused (semantic.Fuse); exact hits stay
-// first, and when the query required "+term" words dense retrieval only
-// reorders the lexical hits. It returns the best n.
+// lexical result (run with Max max(n, FuseCandidates)) and qv the query's
+// vector. Its ranked hits and, when they are fewer than that, the 100
+// tools nearest to qv that allow accepts (all
+// when nil) are fused (semantic.Fuse); exact hits stay first, and when the
+// query required "+term" words dense retrieval only reorders the lexical
+// hits. It returns the best n.
 func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio float64, n int, allow func(string) bool) []index.Hit {
 	lex := make([]semantic.Scored, len(res.Hits))
 	byName := make(map[string]index.Hit, len(res.Hits))
@@ -95,7 +105,7 @@ func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio fl
 		byName[h.Name] = h
 	}
 	depth := semanticDepth
-	if res.Required {
+	if res.Required || len(res.Hits) >= max(n, FuseCandidates) {
 		depth = 0
 	}
 	fused := st.Rank(qv, lex, ratio, depth, n, allow)
