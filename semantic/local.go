@@ -33,6 +33,22 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("semantic: mode %q: want off, static, full or external", s)
 }
 
+// MinSimilarity is the floor of StoreConfig.MinSimilarity for a mode: the
+// cosine under which a tool the lexical ranking did not find stays out
+// of a fused ranking. Unrelated texts score about 0 with the static model
+// and up to 0.35 with the full one, related ones 0.5 and up with both
+// ("make the picture bigger" and an image-resizing tool: 0.56 and 0.66);
+// an external model's scale is unknown (0: no floor).
+func MinSimilarity(m Mode) float64 {
+	switch m {
+	case ModeStatic:
+		return 0.3
+	case ModeFull:
+		return 0.4
+	}
+	return 0
+}
+
 // Local returns an embedded model's embedder and a name for it that
 // changes when its vectors do (for caches); the mode must be static or
 // full.

@@ -32,6 +32,10 @@ type StoreConfig struct {
 	RetryMin, RetryMax time.Duration
 	// QueryCache is how many query vectors are kept (default 1,024).
 	QueryCache int
+	// MinSimilarity is the lowest cosine similarity at which a tool the
+	// lexical ranking did not find joins a fused ranking (Rank); 0 lets
+	// any nearest tool in (see MinSimilarity for the embedded models).
+	MinSimilarity float64
 }
 
 // Hit is a tool and its cosine similarity to a query.
@@ -60,6 +64,7 @@ type Store struct {
 	seed   maphash.Seed
 	wake   chan struct{}
 	qcache *queryCache
+	minSim float64
 
 	mu       sync.RWMutex
 	dim      int
@@ -82,6 +87,7 @@ func NewStore(cfg StoreConfig) *Store {
 		retry:   [2]time.Duration{cfg.RetryMin, cfg.RetryMax},
 		seed:    maphash.MakeSeed(),
 		wake:    make(chan struct{}, 1),
+		minSim:  cfg.MinSimilarity,
 		slots:   make(map[string]int),
 		pending: make(map[string]string),
 	}

@@ -103,7 +103,7 @@ func (f *semanticFlags) rankers(mode semantic.Mode, ix *index.Index, tools []eva
 		}
 		emb, closeCache = vc, vc.Close
 	}
-	st := semantic.NewStore(semantic.StoreConfig{Embedder: emb, RetryMin: 100 * time.Millisecond, RetryMax: time.Second})
+	st := semantic.NewStore(semantic.StoreConfig{Embedder: emb, RetryMin: 100 * time.Millisecond, RetryMax: time.Second, MinSimilarity: semantic.MinSimilarity(mode)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- st.Run(ctx) }()

@@ -56,5 +56,5 @@ func newSemanticStore(c *config, getenv func(string) string, log *zap.Logger) (*
 		emb = e
 	}
 	log.Info("dense retrieval on", zap.String("semantic", string(c.semantic)), zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel), zap.Float64("ratio", c.semanticRatio))
-	return semantic.NewStore(semantic.StoreConfig{Embedder: emb, Log: log.Named("semantic")}), nil
+	return semantic.NewStore(semantic.StoreConfig{Embedder: emb, Log: log.Named("semantic"), MinSimilarity: semantic.MinSimilarity(c.semantic)}), nil
 }
