@@ -33,6 +33,21 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("semantic: mode %q: want off, static, full or external", s)
 }
 
+// DefaultRatio is a mode's dense share of the fused score, chosen by
+// leave-one-dataset-out on six tool-retrieval datasets (docs/BENCHMARKS.md):
+// for each dataset, the ratio best on the other five; every fold chose
+// these. An external model keeps the share measured with a sentence
+// encoder behind the embeddings API (0.2).
+func DefaultRatio(m Mode) float64 {
+	switch m {
+	case ModeStatic:
+		return 0.1
+	case ModeFull:
+		return 0.3
+	}
+	return 0.2
+}
+
 // MinSimilarity is the floor of StoreConfig.MinSimilarity for a mode: the
 // cosine under which a tool the lexical ranking did not find stays out
 // of a fused ranking. Unrelated texts score about 0 with the static model

@@ -36,8 +36,7 @@ func (f *semanticFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "embedder-url", "", "OpenAI-compatible embeddings API base (http://host:port/v1), for --semantic=external")
 	fs.StringVar(&f.model, "embedder-model", "", "embedding model name")
 	fs.StringVar(&f.keyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key")
-	f.ratios = []float64{service.DefaultSemanticRatio}
-	fs.Func("semantic-ratio", fmt.Sprintf("dense share of the fused score, in (0, 1]; a comma-separated list gives one row each (default %v)", service.DefaultSemanticRatio), func(s string) error {
+	fs.Func("semantic-ratio", "dense share of the fused score, in (0, 1]; a comma-separated list gives one row each (default: the mode's, 0.1 static, 0.3 full, 0.2 external)", func(s string) error {
 		f.ratios = f.ratios[:0]
 		for _, p := range strings.Split(s, ",") {
 			r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
@@ -126,10 +125,14 @@ func (f *semanticFlags) rankers(mode semantic.Mode, ix *index.Index, tools []eva
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	ratios := f.ratios
+	if len(ratios) == 0 {
+		ratios = []float64{semantic.DefaultRatio(mode)}
+	}
 	var out []namedRanker
-	for _, r := range f.ratios {
+	for _, r := range ratios {
 		key := "semantic"
-		if len(f.ratios) > 1 {
+		if len(ratios) > 1 {
 			key = fmt.Sprintf("semantic@%g", r)
 		}
 		out = append(out, namedRanker{key, semanticRanker{ix: ix, st: st, ratio: r}})

@@ -78,10 +78,13 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 			name: "embedder from env",
 			env:  map[string]string{"TOOLDEX_EMBEDDER_URL": "http://127.0.0.1:11434/v1", "TOOLDEX_EMBEDDER_MODEL": "nomic-embed-text"},
 			check: func(c *config) string {
-				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == service.DefaultSemanticRatio && c.semantic == semantic.ModeExternal, "embedder settings", c)
+				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == semantic.DefaultRatio(semantic.ModeExternal) && c.semantic == semantic.ModeExternal, "embedder settings", c)
 			},
 		},
-		{name: "embedded model by default", check: func(c *config) string { return want(c.semantic == semantic.DefaultMode, "the default mode", c) }},
+		{name: "embedded model by default", check: func(c *config) string {
+			return want(c.semantic == semantic.DefaultMode && c.semanticRatio == semantic.DefaultRatio(semantic.DefaultMode), "the default mode and its ratio", c)
+		}},
+		{name: "ratio given", args: []string{"--semantic", "full", "--semantic-ratio", "0.5"}, check: func(c *config) string { return want(c.semanticRatio == 0.5, "ratio 0.5", c) }},
 		{name: "semantic off", args: []string{"--semantic", "off"}, check: func(c *config) string { return want(c.semantic == semantic.ModeOff, "off", c) }},
 		{name: "semantic full from env", env: map[string]string{"TOOLDEX_SEMANTIC": "full"}, check: func(c *config) string { return want(c.semantic == semantic.ModeFull, "full", c) }},
 		{name: "bad semantic mode", args: []string{"--semantic", "dense"}, wantErr: "--semantic"},
