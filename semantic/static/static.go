@@ -38,7 +38,14 @@ type Model struct {
 	scales []float32        // row → the int8 scale
 	// Rows 0 ... pieces-1 are the tokenizer's ids.
 	pieces int
-	pool   sync.Pool // *[]int32 token buffers
+	pool   sync.Pool // *scratch
+}
+
+// scratch is one VectorTo's buffers.
+type scratch struct {
+	enc  *uselite.Encoder
+	ids  []int32
+	word []byte
 }
 
 var (
@@ -95,7 +102,29 @@ func Decode(b []byte) (*Model, error) {
 	for i := range m.scales {
 		m.scales[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	m.pool.New = func() any { return new([]int32) }
+	m.pool.New = func() any { return &scratch{enc: tok.NewEncoder()} }
+	// A word the tokenizer makes one piece of ("the": "▁the") maps to that
+	// piece's row, so that the common words skip the segmentation: the
+	// same vector, found with one map lookup.
+	enc := tok.NewEncoder()
+	var ids []int32
+	for id := range pieces {
+		w, ok := strings.CutPrefix(tok.Piece(id), "▁")
+		if !ok || w == "" {
+			continue
+		}
+		if _, dup := m.words[w]; dup {
+			continue
+		}
+		same := false
+		words(nil, w, func(b []byte) { same = string(b) == w })
+		if !same {
+			continue
+		}
+		if ids = enc.Encode(ids[:0], w); len(ids) == 1 {
+			m.words[w] = ids[0]
+		}
+	}
 	return m, nil
 }
 
@@ -165,17 +194,15 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 func (m *Model) VectorTo(dst []float32, text string) {
 	dst = dst[:m.dim]
 	clear(dst)
-	buf := m.pool.Get().(*[]int32)
-	defer m.pool.Put(buf)
-	var word []byte
-	Words(text, func(w string) {
-		if row, ok := m.words[w]; ok {
+	sc := m.pool.Get().(*scratch)
+	defer m.pool.Put(sc)
+	sc.word = words(sc.word, text, func(w []byte) {
+		if row, ok := m.words[string(w)]; ok {
 			m.addRow(dst, int(row))
 			return
 		}
-		word = append(word[:0], w...)
-		*buf = m.tok.Encode((*buf)[:0], string(word))
-		for _, id := range *buf {
+		sc.ids = sc.enc.Encode(sc.ids[:0], string(w))
+		for _, id := range sc.ids {
 			m.addRow(dst, int(id))
 		}
 	})
@@ -207,31 +234,57 @@ const maxWord = 64
 // digits, split where camelCase turns ("CronCreate" is "cron", "create";
 // "HTTPServer" is "http", "server"), at most maxWord bytes each.
 func Words(text string, f func(string)) {
-	var b strings.Builder
+	words(nil, text, func(w []byte) { f(string(w)) })
+}
+
+// words is Words with the word in a buffer (buf, returned for reuse),
+// valid during the call only.
+func words(buf []byte, text string, f func([]byte)) []byte {
+	b := buf[:0]
 	flush := func() {
-		if b.Len() > 0 {
-			f(b.String())
-			b.Reset()
+		if len(b) > 0 {
+			f(b)
+			b = b[:0]
 		}
 	}
 	var prev rune
-	for i, r := range text {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+	for i := 0; i < len(text); {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		i += size
+		var letter, upper bool
+		if r < utf8.RuneSelf {
+			upper = 'A' <= r && r <= 'Z'
+			letter = upper || 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+		} else {
+			letter = unicode.IsLetter(r) || unicode.IsDigit(r)
+			upper = unicode.IsUpper(r)
+		}
+		if !letter {
 			flush()
 			prev = 0
 			continue
 		}
-		if unicode.IsUpper(r) && prev != 0 {
-			next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
+		if upper && prev != 0 {
+			next, _ := utf8.DecodeRuneInString(text[i:])
 			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
 				flush()
 			}
 		}
-		if b.Len() >= maxWord {
+		if len(b) >= maxWord {
 			flush()
 		}
-		b.WriteRune(unicode.ToLower(r))
+		if upper && r < utf8.RuneSelf {
+			b = append(b, byte(r)+'a'-'A')
+		} else if r < utf8.RuneSelf {
+			b = append(b, byte(r))
+		} else {
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		}
 		prev = r
 	}
 	flush()
+	return b
 }

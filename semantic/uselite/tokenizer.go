@@ -77,19 +77,53 @@ func (t *Tokenizer) Encode(dst []int32, text string) []int32 {
 	return s.encode(t, dst, text)
 }
 
+// Encoder is Encode with buffers kept from one call to the next; it is
+// not safe for concurrent use.
+type Encoder struct {
+	t *Tokenizer
+	s tokState
+}
+
+// NewEncoder returns an Encoder of t.
+func (t *Tokenizer) NewEncoder() *Encoder { return &Encoder{t: t} }
+
+// Encode is Tokenizer.Encode.
+func (e *Encoder) Encode(dst []int32, text string) []int32 { return e.s.encode(e.t, dst, text) }
+
+// grow returns b with length n, reusing its array when it can, zeroed.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
+// isASCII reports whether s is ASCII (and so NFKC already).
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // tokState holds the buffers of one segmentation.
 type tokState struct {
 	runes []rune
 	best  []float64
 	words []int32
-	lens  []int32
 }
 
 func (s *tokState) encode(t *Tokenizer, dst []int32, text string) []int32 {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	text = norm.NFKC.String(text)
+	if !isASCII(text) {
+		text = norm.NFKC.String(text)
+	}
 	if text == "" {
 		return dst
 	}
@@ -101,9 +135,8 @@ func (s *tokState) encode(t *Tokenizer, dst []int32, text string) []int32 {
 		s.runes = append(s.runes, r)
 	}
 	n := len(s.runes)
-	s.best = append(s.best[:0], make([]float64, n+1)...)
-	s.words = append(s.words[:0], make([]int32, n+1)...)
-	s.lens = append(s.lens[:0], make([]int32, n+1)...)
+	s.best = grow(s.best, n+1)
+	s.words = grow(s.words, n+1)
 	// JavaScript visits the end positions in order and, for each, the start
 	// positions in order; every start i offers its pieces to ends i+len.
 	// Visiting starts in order and, for each, its pieces by length
