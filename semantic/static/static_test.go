@@ -3,6 +3,7 @@ package static
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -84,10 +85,14 @@ func BenchmarkQuery(b *testing.B) {
 		b.Fatal(err)
 	}
 	dst := make([]float32, m.Dim())
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
+	cpu := threadCPU()
 	for b.Loop() {
 		m.VectorTo(dst, query25)
 	}
+	b.ReportMetric(float64((threadCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 }
 
 // BenchmarkTools100k embeds 100k tool texts (distinct: a counter is
@@ -102,9 +107,13 @@ func BenchmarkTools100k(b *testing.B) {
 		texts[i] = fmt.Sprintf("%s tool%d", toolText, i)
 	}
 	dst := make([]float32, m.Dim())
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu := threadCPU()
 	for b.Loop() {
 		for _, t := range texts {
 			m.VectorTo(dst, t)
 		}
 	}
+	b.ReportMetric((threadCPU()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }

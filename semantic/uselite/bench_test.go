@@ -1,6 +1,9 @@
 package uselite
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // query25 is a task query of 25 words.
 const query25 = "Find the cheapest direct flight from Berlin to Lisbon next Friday morning, then book a hotel near the old town for three nights with free cancellation"
@@ -12,10 +15,14 @@ func BenchmarkEmbedQuery(b *testing.B) {
 		b.Fatal(err)
 	}
 	dst := make([]float32, Dim)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
+	cpu := threadCPU()
 	for b.Loop() {
 		m.VectorTo(dst, query25)
 	}
+	b.ReportMetric(float64((threadCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	b.ReportMetric(float64(len(m.tok.Encode(nil, query25))), "tokens")
 }
 

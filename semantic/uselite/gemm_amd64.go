@@ -5,6 +5,10 @@ import "golang.org/x/sys/cpu"
 // useFMA is whether the AVX2/FMA kernel runs (every x86-64 CPU since 2013).
 var useFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// halfWeights is whether the weights stay fp16 in memory, widened by the
+// kernel (F16C): half the bytes read per product.
+var halfWeights = useFMA && cpu.X86.HasF16C
+
 // gemm4x16 is the kernel of matmul, in gemm_amd64.s: a 4×16 block of dst
 // (row stride ldd) from 4 rows of x (stride ldx) and one packed strip of w
 // (row stride ldw, here 16) over k.
@@ -12,12 +16,18 @@ var useFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //go:noescape
 func gemm4x16(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, k int)
 
+// gemm4x16h is gemm4x16 with w in fp16.
+//
+//go:noescape
+func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+
 // matmul sets dst (n×out) to x (n×in) · w, w packed in strips (see pack):
 // for each strip (kept in cache), every block of 4 rows; a last block of
 // fewer than 4 rows goes through pad (4·in + 4·16 floats).
-func matmul(dst, x, p []float32, n, in, out int, pad []float32) {
-	if !useFMA || in == 0 || n == 0 {
-		matmulGo(dst, x, p, n, in, out)
+func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
+	in, out := w.in, w.out
+	if w.h == nil || in == 0 || n == 0 {
+		matmulGo(dst, x, w.w, n, in, out)
 		return
 	}
 	full := n &^ 3
@@ -29,12 +39,12 @@ func matmul(dst, x, p []float32, n, in, out int, pad []float32) {
 		copy(px, x[full*in:n*in])
 	}
 	for s := 0; s < out/strip; s++ {
-		ws := p[s*in*strip : (s+1)*in*strip]
+		ws := w.h[s*in*strip : (s+1)*in*strip]
 		for r := 0; r < full; r += 4 {
-			gemm4x16(&dst[r*out+s*strip], out, &x[r*in], in, &ws[0], strip, in)
+			gemm4x16h(&dst[r*out+s*strip], out, &x[r*in], in, &ws[0], strip, in)
 		}
 		if rest > 0 {
-			gemm4x16(&pd[0], strip, &px[0], in, &ws[0], strip, in)
+			gemm4x16h(&pd[0], strip, &px[0], in, &ws[0], strip, in)
 			for r := range rest {
 				copy(dst[(full+r)*out+s*strip:(full+r)*out+(s+1)*strip], pd[r*strip:(r+1)*strip])
 			}

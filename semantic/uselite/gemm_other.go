@@ -2,6 +2,8 @@
 
 package uselite
 
-func matmul(dst, x, p []float32, n, in, out int, pad []float32) {
-	matmulGo(dst, x, p, n, in, out)
+const halfWeights = false
+
+func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
+	matmulGo(dst, x, w.w, n, w.in, w.out)
 }

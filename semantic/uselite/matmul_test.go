@@ -17,7 +17,7 @@ func TestMatmul(t *testing.T) {
 			x[i] = rng.Float32()*2 - 1
 		}
 		for i := range w {
-			w[i] = rng.Float32()*2 - 1
+			w[i] = float32(rng.IntN(2049)-1024) / 1024 // fp16 values, as the model's
 		}
 		want := make([]float64, tc.n*tc.out)
 		for r := range tc.n {
@@ -28,8 +28,15 @@ func TestMatmul(t *testing.T) {
 			}
 		}
 		p := pack(w, tc.in, tc.out)
+		mx := &matrix{in: tc.in, out: tc.out, w: p}
+		if halfWeights {
+			mx.h = make([]uint16, len(p))
+			for i, v := range p {
+				mx.h[i] = floatToHalf(v)
+			}
+		}
 		for name, f := range map[string]func([]float32){
-			"kernel":   func(d []float32) { matmul(d, x, p, tc.n, tc.in, tc.out, make([]float32, 4*tc.in+4*strip)) },
+			"kernel":   func(d []float32) { matmul(d, x, mx, tc.n, make([]float32, 4*tc.in+4*strip)) },
 			"portable": func(d []float32) { matmulGo(d, x, p, tc.n, tc.in, tc.out) },
 		} {
 			got := make([]float32, tc.n*tc.out)
@@ -42,6 +49,18 @@ func TestMatmul(t *testing.T) {
 					t.Fatalf("%s %v: cell %d = %g, want %g", name, tc, i, got[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// TestHalf: every fp16 value survives halfToFloat then floatToHalf.
+func TestHalf(t *testing.T) {
+	for h := range 1 << 16 {
+		if (h>>10)&0x1f == 0x1f {
+			continue // infinities and NaNs: not in the model
+		}
+		if got := floatToHalf(halfToFloat(uint16(h))); got != uint16(h) {
+			t.Fatalf("floatToHalf(halfToFloat(%#04x)) = %#04x", h, got)
 		}
 	}
 }

@@ -63,10 +63,12 @@ type layer struct {
 	scale      float32
 }
 
-// matrix is a dense layer: y = x·W + b, W packed in strips (see pack).
+// matrix is a dense layer: y = x·W + b, W packed in strips (see pack),
+// as fp16 (h) when the kernel reads it so, else as float32 (w).
 type matrix struct {
 	in, out int
 	w, b    []float32
+	h       []uint16
 }
 
 var (
@@ -119,10 +121,18 @@ func decode(bin []byte) (*Model, error) {
 	}
 	mat := func(name string, in, out int) matrix {
 		w := get(name+".w", in, out)
+		mx := matrix{in: in, out: out, b: get(name+".b", out)}
 		if w != nil {
-			w = pack(w, in, out)
+			mx.w = pack(w, in, out)
+			if halfWeights {
+				mx.h = make([]uint16, len(mx.w))
+				for i, v := range mx.w {
+					mx.h[i] = floatToHalf(v) // exact: the weights are fp16
+				}
+				mx.w = nil
+			}
 		}
-		return matrix{in: in, out: out, w: w, b: get(name+".b", out)}
+		return mx
 	}
 	m := &Model{tok: tok}
 	m.emb = get("emb", tok.Size()+2, embDim)
@@ -233,6 +243,24 @@ func halfToFloat(h uint16) float32 {
 		return math.Float32frombits(sign | 0x7f800000 | man<<13)
 	}
 	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+}
+
+// floatToHalf narrows a float32 that is an fp16 value (normal, subnormal
+// or zero: what halfToFloat gives) back to its bits.
+func floatToHalf(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23&0xff) - 127 + 15
+	man := b & 0x7fffff
+	switch {
+	case b&0x7fffffff == 0:
+		return sign
+	case exp <= 0: // subnormal half
+		return sign | uint16((man|0x800000)>>uint(14-exp))
+	case exp >= 31:
+		return sign | 0x7c00 | uint16(man>>13)
+	}
+	return sign | uint16(exp)<<10 | uint16(man>>13)
 }
 
 // state is the buffers of one forward pass, reused through the pool.
@@ -455,7 +483,7 @@ func add(dst, x []float32) {
 
 // apply computes dst = x·W + b for n rows.
 func (w *matrix) apply(dst, x []float32, n int, pad []float32) {
-	matmul(dst[:n*w.out], x[:n*w.in], w.w, n, w.in, w.out, pad)
+	matmul(dst[:n*w.out], x[:n*w.in], w, n, pad)
 	for r := range n {
 		add(dst[r*w.out:(r+1)*w.out], w.b)
 	}
