@@ -36,7 +36,7 @@ func (f *semanticFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "embedder-url", "", "OpenAI-compatible embeddings API base (http://host:port/v1), for --semantic=external")
 	fs.StringVar(&f.model, "embedder-model", "", "embedding model name")
 	fs.StringVar(&f.keyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key")
-	fs.Func("semantic-ratio", "dense share of the fused score, in (0, 1]; a comma-separated list gives one row each (default: the mode's, 0.1 static, 0.3 full, 0.2 external)", func(s string) error {
+	fs.Func("semantic-ratio", "dense share of the fused score, in (0, 1]; a comma-separated list gives one row each (default: the mode's, 0.1 static, 0.25 full, 0.2 external)", func(s string) error {
 		f.ratios = f.ratios[:0]
 		for _, p := range strings.Split(s, ",") {
 			r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)

@@ -107,7 +107,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama), for --semantic=external")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
-	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0, "dense share of the fused ranking score, in (0, 1] (default: the mode's, 0.1 static, 0.3 full, 0.2 external)")
+	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0, "dense share of the fused ranking score, in (0, 1] (default: the mode's, 0.1 static, 0.25 full, 0.2 external)")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
