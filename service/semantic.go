@@ -16,7 +16,8 @@ import (
 // Config.SemanticRatio is not set. Measured with a sentence embedder
 // (Universal Sentence Encoder) on six tool-retrieval datasets, 0.2 gained
 // up to 7.6 NDCG@10 points and lost at most 0.1, where 0.5 lost up to 6.9
-// on long multi-tool tasks (docs/BENCHMARKS.md).
+// on long multi-tool tasks (docs/BENCHMARKS.md). The server and eval pass
+// their mode's share (semantic.DefaultRatio) instead.
 const DefaultSemanticRatio = 0.2
 
 // FuseCandidates is how many lexical hits (at least the number asked
