@@ -406,16 +406,16 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 	// columns j·dh ... (j+1)·dh. The combined output goes into h.
 	dh := d / heads
 	probs := s.probs[:n]
+	qs := s.pooled[:dh] // free until the mean over the tokens
 	for j := range heads {
 		for t := range n {
-			q := qkv[t*3*d+j*dh : t*3*d+(j+1)*dh]
+			// The graph scales q before the product.
+			for i, qi := range qkv[t*3*d+j*dh : t*3*d+(j+1)*dh] {
+				qs[i] = qi * l.scale
+			}
 			mx := float32(math.Inf(-1))
 			for u := range n {
-				k := qkv[u*3*d+d+j*dh : u*3*d+d+(j+1)*dh]
-				var dot float32
-				for i, qi := range q {
-					dot += qi * l.scale * k[i]
-				}
+				dot := dot4(qs, qkv[u*3*d+d+j*dh:u*3*d+d+(j+1)*dh])
 				probs[u] = dot
 				mx = max(mx, dot)
 			}
@@ -472,6 +472,20 @@ func layerNorm(dst, x, g, b []float32, d int) {
 			out[i] = g[i]*k*(v-mean) + b[i]
 		}
 	}
+}
+
+// dot4 is the dot product of a and b (len(a) a multiple of 4), with four
+// running sums.
+func dot4(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	for i := 0; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func add(dst, x []float32) {
