@@ -9,6 +9,15 @@ var useFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // kernel (F16C): half the bytes read per product.
 var halfWeights = useFMA && cpu.X86.HasF16C
 
+// halfStrip is the strip width of fp16 weights: 32 columns for the
+// AVX-512 kernel, else 16.
+var halfStrip = func() int {
+	if cpu.X86.HasAVX512F {
+		return 32
+	}
+	return 16
+}()
+
 // gemm4x16 is the kernel of matmul, in gemm_amd64.s: a 4×16 block of dst
 // (row stride ldd) from 4 rows of x (stride ldx) and one packed strip of w
 // (row stride ldw, here 16) over k.
@@ -21,9 +30,14 @@ func gemm4x16(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, k
 //go:noescape
 func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
 
+// gemm4x32h is gemm4x16h for 32 columns, with AVX-512.
+//
+//go:noescape
+func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+
 // matmul sets dst (n×out) to x (n×in) · w, w packed in strips (see pack):
 // for each strip (kept in cache), every block of 4 rows; a last block of
-// fewer than 4 rows goes through pad (4·in + 4·16 floats).
+// fewer than 4 rows goes through pad (4·in + 4·32 floats).
 func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	in, out := w.in, w.out
 	if w.h == nil || in == 0 || n == 0 {
@@ -32,21 +46,25 @@ func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	}
 	full := n &^ 3
 	rest := n - full
+	width, kernel := halfStrip, gemm4x16h
+	if width == 32 {
+		kernel = gemm4x32h
+	}
 	var px, pd []float32
 	if rest > 0 {
-		px, pd = pad[:4*in], pad[4*in:4*in+4*strip]
+		px, pd = pad[:4*in], pad[4*in:4*in+4*width]
 		clear(px)
 		copy(px, x[full*in:n*in])
 	}
-	for s := 0; s < out/strip; s++ {
-		ws := w.h[s*in*strip : (s+1)*in*strip]
+	for s := 0; s < out/width; s++ {
+		ws := w.h[s*in*width : (s+1)*in*width]
 		for r := 0; r < full; r += 4 {
-			gemm4x16h(&dst[r*out+s*strip], out, &x[r*in], in, &ws[0], strip, in)
+			kernel(&dst[r*out+s*width], out, &x[r*in], in, &ws[0], width, in)
 		}
 		if rest > 0 {
-			gemm4x16h(&pd[0], strip, &px[0], in, &ws[0], strip, in)
+			kernel(&pd[0], width, &px[0], in, &ws[0], width, in)
 			for r := range rest {
-				copy(dst[(full+r)*out+s*strip:(full+r)*out+(s+1)*strip], pd[r*strip:(r+1)*strip])
+				copy(dst[(full+r)*out+s*width:(full+r)*out+(s+1)*width], pd[r*width:(r+1)*width])
 			}
 		}
 	}

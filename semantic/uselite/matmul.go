@@ -6,13 +6,13 @@ package uselite
 // multiple of 16 columns).
 const strip = 16
 
-// pack lays w (in×out, row-major) out in strips.
-func pack(w []float32, in, out int) []float32 {
+// pack lays w (in×out, row-major) out in strips of width columns.
+func pack(w []float32, in, out, width int) []float32 {
 	p := make([]float32, len(w))
-	for s := 0; s < out/strip; s++ {
-		base := s * in * strip
+	for s := 0; s < out/width; s++ {
+		base := s * in * width
 		for k := range in {
-			copy(p[base+k*strip:base+(k+1)*strip], w[k*out+s*strip:k*out+(s+1)*strip])
+			copy(p[base+k*width:base+(k+1)*width], w[k*out+s*width:k*out+(s+1)*width])
 		}
 	}
 	return p

@@ -10,7 +10,7 @@ import (
 // textbook product, for row counts that do and do not fill blocks of 4.
 func TestMatmul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct{ n, in, out int }{{1, 16, 16}, {3, 32, 48}, {4, 8, 16}, {9, 64, 32}, {33, 256, 768}} {
+	for _, tc := range []struct{ n, in, out int }{{1, 16, 16}, {3, 32, 48}, {4, 8, 32}, {9, 64, 32}, {5, 16, 64}, {33, 256, 768}} {
 		x := make([]float32, tc.n*tc.in)
 		w := make([]float32, tc.in*tc.out)
 		for i := range x {
@@ -27,16 +27,15 @@ func TestMatmul(t *testing.T) {
 				}
 			}
 		}
-		p := pack(w, tc.in, tc.out)
+		p := pack(w, tc.in, tc.out, strip)
 		mx := &matrix{in: tc.in, out: tc.out, w: p}
-		if halfWeights {
-			mx.h = make([]uint16, len(p))
-			for i, v := range p {
-				mx.h[i] = floatToHalf(v)
+		if halfWeights && tc.out%halfStrip == 0 {
+			for _, v := range pack(w, tc.in, tc.out, halfStrip) {
+				mx.h = append(mx.h, floatToHalf(v))
 			}
 		}
 		for name, f := range map[string]func([]float32){
-			"kernel":   func(d []float32) { matmul(d, x, mx, tc.n, make([]float32, 4*tc.in+4*strip)) },
+			"kernel":   func(d []float32) { matmul(d, x, mx, tc.n, make([]float32, 4*tc.in+4*32)) },
 			"portable": func(d []float32) { matmulGo(d, x, p, tc.n, tc.in, tc.out) },
 		} {
 			got := make([]float32, tc.n*tc.out)

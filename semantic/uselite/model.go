@@ -123,13 +123,14 @@ func decode(bin []byte) (*Model, error) {
 		w := get(name+".w", in, out)
 		mx := matrix{in: in, out: out, b: get(name+".b", out)}
 		if w != nil {
-			mx.w = pack(w, in, out)
 			if halfWeights {
-				mx.h = make([]uint16, len(mx.w))
-				for i, v := range mx.w {
+				p := pack(w, in, out, halfStrip)
+				mx.h = make([]uint16, len(p))
+				for i, v := range p {
 					mx.h[i] = floatToHalf(v) // exact: the weights are fp16
 				}
-				mx.w = nil
+			} else {
+				mx.w = pack(w, in, out, strip)
 			}
 		}
 		return mx
@@ -285,7 +286,7 @@ func newState() *state {
 		probs:  make([]float32, MaxTokens),
 		pooled: make([]float32, hidden),
 		out:    make([]float32, Dim),
-		pad:    make([]float32, 4*ffnDim+4*strip),
+		pad:    make([]float32, 4*ffnDim+4*32),
 	}
 }
 
