@@ -2,12 +2,10 @@ package uselite
 
 import "golang.org/x/sys/cpu"
 
-// useFMA is whether the AVX2/FMA kernel runs (every x86-64 CPU since 2013).
-var useFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-
-// halfWeights is whether the weights stay fp16 in memory, widened by the
-// kernel (F16C): half the bytes read per product.
-var halfWeights = useFMA && cpu.X86.HasF16C
+// halfWeights is whether the AVX2/FMA kernels run (every x86-64 CPU since
+// 2013); their weights stay fp16 in memory, widened by F16C: half the
+// bytes read per product.
+var halfWeights = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
 // halfStrip is the strip width of fp16 weights: 32 columns for the
 // AVX-512 kernel, else 16.
@@ -18,14 +16,9 @@ var halfStrip = func() int {
 	return 16
 }()
 
-// gemm4x16 is the kernel of matmul, in gemm_amd64.s: a 4×16 block of dst
-// (row stride ldd) from 4 rows of x (stride ldx) and one packed strip of w
-// (row stride ldw, here 16) over k.
-//
-//go:noescape
-func gemm4x16(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, k int)
-
-// gemm4x16h is gemm4x16 with w in fp16.
+// gemm4x16h is the kernel of matmul, in gemm_amd64.s: a 4×16 block of
+// dst (row stride ldd) from 4 rows of x (stride ldx) and one packed fp16
+// strip of w (row stride ldw, the strip's width) over k.
 //
 //go:noescape
 func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)

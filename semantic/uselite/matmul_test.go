@@ -1,6 +1,7 @@
 package uselite
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -28,16 +29,25 @@ func TestMatmul(t *testing.T) {
 			}
 		}
 		p := pack(w, tc.in, tc.out, strip)
-		mx := &matrix{in: tc.in, out: tc.out, w: p}
-		if halfWeights && tc.out%halfStrip == 0 {
-			for _, v := range pack(w, tc.in, tc.out, halfStrip) {
+		cases := map[string]func([]float32){
+			"portable": func(d []float32) { matmulGo(d, x, p, tc.n, tc.in, tc.out) },
+		}
+		// Each kernel this CPU runs: 16-column strips, and 32 with AVX-512.
+		for _, width := range []int{16, 32} {
+			if !halfWeights || width > halfStrip || tc.out%width != 0 {
+				continue
+			}
+			mx := &matrix{in: tc.in, out: tc.out}
+			for _, v := range pack(w, tc.in, tc.out, width) {
 				mx.h = append(mx.h, floatToHalf(v))
 			}
+			cases[fmt.Sprintf("kernel%d", width)] = func(d []float32) {
+				defer func(old int) { halfStrip = old }(halfStrip)
+				halfStrip = width
+				matmul(d, x, mx, tc.n, make([]float32, 4*tc.in+4*32))
+			}
 		}
-		for name, f := range map[string]func([]float32){
-			"kernel":   func(d []float32) { matmul(d, x, mx, tc.n, make([]float32, 4*tc.in+4*32)) },
-			"portable": func(d []float32) { matmulGo(d, x, p, tc.n, tc.in, tc.out) },
-		} {
+		for name, f := range cases {
 			got := make([]float32, tc.n*tc.out)
 			for i := range got {
 				got[i] = float32(math.NaN()) // every cell must be written
