@@ -55,6 +55,10 @@ func newSemanticStore(c *config, getenv func(string) string, log *zap.Logger) (*
 		}
 		emb = e
 	}
-	log.Info("dense retrieval on", zap.String("semantic", string(c.semantic)), zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel), zap.Float64("ratio", c.semanticRatio))
+	fields := []zap.Field{zap.String("semantic", string(c.semantic)), zap.Float64("ratio", c.semanticRatio)}
+	if c.semantic == semantic.ModeExternal {
+		fields = append(fields, zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel))
+	}
+	log.Info("dense retrieval on", fields...)
 	return semantic.NewStore(semantic.StoreConfig{Embedder: emb, Log: log.Named("semantic"), MinSimilarity: semantic.MinSimilarity(c.semantic)}), nil
 }
