@@ -72,7 +72,7 @@ func Local(m Mode) (Embedder, string, error) {
 	switch m {
 	case ModeStatic:
 		e, err := static.Load()
-		return e, "static-use-v1", err
+		return e, "static-use-v2", err
 	case ModeFull:
 		e, err := uselite.Load()
 		return e, "uselite-v1", err

@@ -35,7 +35,7 @@ func main() {
 	dim := flag.Int("dim", 256, "dimensions after PCA")
 	nWords := flag.Int("words", 16000, "most frequent corpus words to add (those not a single piece)")
 	minCount := flag.Int("min-count", 3, "fewest occurrences of an added word")
-	sif := flag.Float64("sif", 1e-4, "SIF coefficient a in a/(a+p)")
+	sif := flag.Float64("sif", 1e-5, "SIF coefficient a in a/(a+p) (chosen by leave-one-dataset-out among 1e-3, 1e-4, 1e-5)")
 	flag.Parse()
 	if err := run(*corpus, *allLines, *out, *dim, *nWords, *minCount, *sif); err != nil {
 		log.Fatal(err)
