@@ -69,6 +69,7 @@ type config struct {
 
 	limits service.LimitsConfig
 
+	semantic        semantic.Mode
 	embedderURL     string
 	embedderModel   string
 	embedderKeyEnv  string
@@ -113,10 +114,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
 	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", limit.MaxMessageBytes, "largest gRPC message accepted or sent (hosts, the bridge, the façade and the CLI take at most 16 MiB; a larger call to a host fails alone)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
-	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
+	mode := fs.String("semantic", "", "dense retrieval fused into Search and Discover ranking: off, static (the embedded distilled model), full (the embedded sentence encoder) or external (--embedder-url) (default: "+string(semantic.DefaultMode)+", or external with --embedder-url)")
+	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama), for --semantic=external")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
-	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
+	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0, "dense share of the fused ranking score, in (0, 1] (default: the mode's, 0.1 static, 0.25 full, 0.2 external)")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
 	fs.Float64Var(&c.limits.Calls.Rate, "limit-rate", limit.DefaultRate, "each client's RPCs per second (a client: its principal, else its IP address; negative: no limit)")
 	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
@@ -151,8 +153,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if c.wKeyword < 0 || c.wTFIDF < 0 || c.wKeyword+c.wTFIDF == 0 {
 		return nil, fmt.Errorf("weights must be non-negative and not both zero (keyword %v, tfidf %v)", c.wKeyword, c.wTFIDF)
 	}
-	if c.embedderURL != "" && c.embedderModel == "" {
-		return nil, errors.New("--embedder-model is required with --embedder-url")
+	if c.semantic, err = parseSemantic(*mode, c.embedderURL, c.embedderModel); err != nil {
+		return nil, err
+	}
+	if !set["semantic-ratio"] {
+		c.semanticRatio = semantic.DefaultRatio(c.semantic)
 	}
 	if !(c.semanticRatio > 0 && c.semanticRatio <= 1) {
 		return nil, fmt.Errorf("--semantic-ratio must be in (0, 1], not %v", c.semanticRatio)
@@ -221,14 +226,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if c.metricsAddr != "" {
 		metrics = service.NewMetrics()
 	}
-	var store *semantic.Store
-	if c.embedderURL != "" {
-		client, err := semantic.NewClient(semantic.ClientConfig{URL: c.embedderURL, Model: c.embedderModel, APIKey: getenv(c.embedderKeyEnv)})
-		if err != nil {
-			return fmt.Errorf("--embedder-url: %w", err)
-		}
-		store = semantic.NewStore(semantic.StoreConfig{Embedder: client, Log: log.Named("semantic")})
-		log.Info("dense retrieval on", zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel), zap.Float64("ratio", c.semanticRatio))
+	store, err := newSemanticStore(c, getenv, log)
+	if err != nil {
+		return err
 	}
 	svc := service.New(service.Config{
 		Policy:          policy,
