@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tooldex/tooldex/index/analysis"
 )
@@ -206,13 +207,9 @@ type Index struct {
 	nDeferred int
 
 	prep  sync.Pool // *prepared
-	prune sync.Pool // *pruneScratch
 	plans sync.Pool // *plan
-
-	// exhaustive switches dynamic pruning off and pruneStats, when set,
-	// counts pruned searches (tests compare both paths).
-	exhaustive bool
-	pruneStats *pruneStats
+	// norms caches BM25F's length factors for the current epoch.
+	norms atomic.Pointer[lenNorm]
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.
@@ -300,6 +297,7 @@ const (
 	fieldName uint8 = 1 << iota
 	fieldHint
 	fieldDesc
+	fieldMCP     // in a kwPost and in scratch: the document is an MCP tool
 	fieldPartial // scratch only: a name part contains the term
 )
 
@@ -338,22 +336,33 @@ type tfPost struct {
 	tf   tfs
 }
 
-// kwPost is a keyword posting: its slot and the fields that have the
-// word, packed into 4 bytes (a struct of both would be padded to 8).
+// kwPost is a keyword posting: its slot, the fields that have the word
+// and whether the document is an MCP tool, packed into 4 bytes (a struct
+// of them would be padded to 8), so that scoring a keyword posting never
+// dereferences its document.
 type kwPost uint32
 
-// kwMaskBits are the low bits of a kwPost holding its fields: fieldName,
-// fieldHint and fieldDesc. A shard has so at most 1<<29 slots.
+// kwMaskBits are the bits of a word's fields (fieldName, fieldHint and
+// fieldDesc); a kwPost's low kwPostBits add fieldMCP. A shard has so at
+// most 1<<28 slots.
 const (
 	kwMaskBits = 3
-	maxSlots   = 1 << (32 - kwMaskBits)
+	kwPostBits = 4
+	maxSlots   = 1 << (32 - kwPostBits)
 )
 
-func newKwPost(slot uint32, mask uint8) kwPost {
-	return kwPost(slot<<kwMaskBits | uint32(mask))
+func newKwPost(slot uint32, mask uint8, mcp bool) kwPost {
+	if mcp {
+		mask |= fieldMCP
+	}
+	return kwPost(slot<<kwPostBits | uint32(mask&(1<<kwPostBits-1)))
 }
 
+// mask returns the fields of the posting.
 func (p kwPost) mask() uint8 { return uint8(p) & (1<<kwMaskBits - 1) }
+
+// low returns the fields and fieldMCP.
+func (p kwPost) low() uint8 { return uint8(p) & (1<<kwPostBits - 1) }
 
 // New returns an empty index.
 func New(cfg Config) *Index {

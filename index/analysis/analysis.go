@@ -380,6 +380,14 @@ func (a *Analyzer) KeywordTerms(query string) []KeywordTerm {
 // keywordTerms appends the keyword terms of query to out; their words
 // are appended to words, which it returns too.
 func (a *Analyzer) keywordTerms(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
+	if isASCII(query) {
+		return a.keywordTermsASCII(out, words, query)
+	}
+	return a.keywordTermsUnicode(out, words, query)
+}
+
+// keywordTermsUnicode is keywordTerms for any text.
+func (a *Analyzer) keywordTermsUnicode(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
 	for f := range strings.FieldsSeq(query) {
 		req := false
 		if len(f) > 1 && f[0] == '+' {
@@ -415,6 +423,67 @@ func (a *Analyzer) keywordTerms(out []KeywordTerm, words []string, query string)
 		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words[n:k:k], Required: req})
 	}
 	return out, words
+}
+
+// keywordTermsASCII is keywordTerms for ASCII queries: the query is
+// lowered once and every term, word and part is a slice of it.
+func (a *Analyzer) keywordTermsASCII(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
+	low := lowerASCII(query)
+	for i := 0; i < len(query); {
+		if isSpaceASCII(query[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(query) && !isSpaceASCII(query[i]) {
+			i++
+		}
+		from, to := start, i
+		req := false
+		if to-from > 1 && query[from] == '+' {
+			req = true
+			from++
+		}
+		// Trim what is not a word byte at both ends.
+		for from < to && !isWordByte(query[from]) {
+			from++
+		}
+		for to > from && !isWordByte(query[to-1]) {
+			to--
+		}
+		if from == to {
+			continue
+		}
+		n := len(words)
+		words = splitIdentifierLower(words, query[from:to], low[from:to])
+		k := n
+		for _, p := range words[n:] {
+			if a.keep(p) {
+				words[k] = p
+				k++
+			}
+		}
+		clear(words[k:])
+		words = words[:k]
+		if k == n {
+			continue
+		}
+		raw := low[from:to]
+		whole := raw
+		for j := 0; j < len(raw); j++ {
+			if !isWordByte(raw[j]) {
+				whole = ""
+				break
+			}
+		}
+		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words[n:k:k], Required: req})
+	}
+	return out, words
+}
+
+// isSpaceASCII reports the ASCII white space strings.Fields splits on.
+func isSpaceASCII(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 func notWordRune(r rune) bool { return !isWordRune(r) }
