@@ -143,8 +143,11 @@ type QueryText struct {
 // arrays with q and are valid until the next Analyze or Reset.
 func (a *Analyzer) Analyze(q *QueryText, text string, terms, keywords bool) {
 	q.Reset()
-	if isASCII(text) {
-		q.tok.ascii(text)
+	ascii := isASCII(text)
+	var low string
+	if ascii {
+		low = lowerASCII(text)
+		q.tok.asciiLower(text, low)
 		q.Tokens = q.tok.out
 	} else {
 		q.Tokens = tokensUnicode(text)
@@ -152,8 +155,11 @@ func (a *Analyzer) Analyze(q *QueryText, text string, terms, keywords bool) {
 	if terms {
 		q.Terms = a.TermsOf(q.Terms, q.Tokens)
 	}
-	if keywords {
-		q.Keywords, q.words = a.keywordTerms(q.Keywords, q.words, text)
+	switch {
+	case keywords && ascii:
+		q.Keywords, q.words = a.keywordTermsLower(q.Keywords, q.words, text, low)
+	case keywords:
+		q.Keywords, q.words = a.keywordTermsUnicode(q.Keywords, q.words, text)
 	}
 }
 
@@ -194,8 +200,13 @@ func (b *tokenBuf) reset() {
 
 // ascii appends the tokens of ASCII text to b.out.
 func (b *tokenBuf) ascii(text string) {
+	b.asciiLower(text, lowerASCII(text)) // parts are slices of it: one copy at most
+}
+
+// asciiLower is ascii with text in lower case given: low, of text's
+// length.
+func (b *tokenBuf) asciiLower(text, low string) {
 	parts, ends := b.parts, b.ends[:0]
-	low := lowerASCII(text) // parts are slices of it: one copy at most
 	i := 0
 	for i < len(text) {
 		if !isWordByte(text[i]) {
@@ -428,7 +439,12 @@ func (a *Analyzer) keywordTermsUnicode(out []KeywordTerm, words []string, query 
 // keywordTermsASCII is keywordTerms for ASCII queries: the query is
 // lowered once and every term, word and part is a slice of it.
 func (a *Analyzer) keywordTermsASCII(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
-	low := lowerASCII(query)
+	return a.keywordTermsLower(out, words, query, lowerASCII(query))
+}
+
+// keywordTermsLower is keywordTermsASCII with the query in lower case
+// given: low, of query's length.
+func (a *Analyzer) keywordTermsLower(out []KeywordTerm, words []string, query, low string) ([]KeywordTerm, []string) {
 	for i := 0; i < len(query); {
 		if isSpaceASCII(query[i]) {
 			i++
