@@ -479,7 +479,7 @@ func (ix *Index) prepare(in Doc) *prepared {
 			return
 		}
 		ix.an.Analyze(&p.text, text, true, false)
-		p.stat.flen[f] = uint16(min(len(p.text.Terms), math.MaxUint16))
+		p.stat.flen[f] = uint16(min(len(p.text.Terms)-ix.joinedForms(p.text.Tokens), math.MaxUint16))
 		for _, t := range p.text.Terms {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {
@@ -522,6 +522,21 @@ func (ix *Index) prepare(in Doc) *prepared {
 		p.fields = append(p.fields, masks[w])
 	}
 	return p
+}
+
+// joinedForms counts the joined forms TermsOf adds for multi-part words
+// ("one-shot" gives oneshot beside one and shot). They are extra terms
+// of the words they join, not words: a field's BM25F length counts its
+// words, so a description rich in identifiers is not taken as longer
+// than its prose.
+func (ix *Index) joinedForms(toks []analysis.Token) int {
+	n := 0
+	for _, tok := range toks {
+		if !tok.CJK && len(tok.Parts) > 1 && !ix.an.IsStopWord(tok.Joined()) {
+			n++
+		}
+	}
+	return n
 }
 
 // release returns p to the pool, letting go of what it refers to.
