@@ -207,7 +207,15 @@ type Index struct {
 	nDeferred int
 
 	prep  sync.Pool // *prepared
+	prune sync.Pool // *pruneScratch
 	plans sync.Pool // *plan
+
+	// exhaustive switches dynamic pruning off and pruneStats, when set,
+	// counts pruned searches; searches run pruned from pruneFrom
+	// deferred documents (pruneMin; tests lower it).
+	exhaustive bool
+	pruneStats *pruneStats
+	pruneFrom  int
 	// norms caches BM25F's length factors for the current epoch.
 	norms atomic.Pointer[lenNorm]
 
@@ -382,6 +390,7 @@ func New(cfg Config) *Index {
 		kw:        newVocab(seed),
 		parts:     parts{count: make(map[string]int32), grams: make(map[string][]string)},
 		partCache: make(map[string][]uint32),
+		pruneFrom: pruneMin,
 	}
 	ix.shards = make([]*shard, cfg.Shards)
 	for i := range ix.shards {

@@ -251,6 +251,12 @@ func TestSearchEqualsReference(t *testing.T) {
 	if testing.Short() {
 		seeds = 3
 	}
+	var pruned int64
+	defer func() {
+		if pruned == 0 {
+			t.Error("no query ran pruned")
+		}
+	}()
 	for _, scorer := range []Scorer{ScorerBM25F, ScorerCosine} {
 		for _, shards := range []int{1, 2, 3, 32} {
 			for seed := range uint64(seeds) {
@@ -265,7 +271,12 @@ func TestSearchEqualsReference(t *testing.T) {
 				}
 				maps.Copy(live, mutate(r, ix, 200))
 				queries := append(slices.Clone(invariantQueries), randomQueries(r, 40)...)
-				compareReference(t, fmt.Sprintf("%v shards=%d seed=%d", scorer, shards, seed), ix, live, queries, referenceOptions)
+				label := fmt.Sprintf("%v shards=%d seed=%d", scorer, shards, seed)
+				compareReference(t, label, ix, live, queries, referenceOptions)
+				// The same catalog pruned, as a large one is.
+				ix.pruneFrom, ix.pruneStats = 0, &pruneStats{}
+				compareReference(t, label+" pruned", ix, live, queries, referenceOptions)
+				pruned += ix.pruneStats.pruned.Load()
 			}
 		}
 	}
@@ -318,4 +329,37 @@ func TestSearchEqualsReferenceDatasets(t *testing.T) {
 	opts := []Options{{}, {Max: 1}, {Max: 10}, {Max: MaxResults}, {Max: 5, Mode: ModeTFIDF},
 		{Max: 5, Allow: func(name string) bool { return len(name)%2 == 0 }}}
 	compareReference(t, "datasets", ix, live, queries, opts)
+	ix.pruneFrom, ix.pruneStats = 0, &pruneStats{}
+	compareReference(t, "datasets pruned", ix, live, queries, opts)
+	if n, total := ix.pruneStats.pruned.Load(), len(queries)*len(opts); n < int64(total/2) {
+		t.Errorf("%d of %d searches ran pruned, want most", n, total)
+	}
 }
+// The limiter prunes a text sum only when the bound does.
+func TestLimiterWithinBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200_000 {
+		p := &plan{wk: r.Float64(), wt: 0.01 + r.Float64(), minTF: r.Float64() * 0.3,
+			ideal: math.Exp(r.Float64()*10 - 3), known: r.IntN(5)}
+		th := r.Float64() * (p.wk + p.wt)
+		m := float64(r.IntN(p.known+2)) * r.Float64()
+		l := p.limiter(th)
+		lim := l.lim(m)
+		for range 4 {
+			x := r.Float64() * 1.2 * p.ideal
+			switch r.IntN(3) {
+			case 0:
+				x = math.Nextafter(lim, math.Inf(-1))
+			case 1:
+				x = lim * (1 - 1e-12)
+			}
+			if x < 0 || math.IsInf(x, 0) {
+				continue
+			}
+			if x < lim && p.bound(x, m) >= th {
+				t.Fatalf("%+v th %v m %v: lim %v, bound(%v) = %v >= th", p, th, m, lim, x, p.bound(x, m))
+			}
+		}
+	}
+}
+

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -257,6 +258,8 @@ type plan struct {
 	counts map[string]int32
 	order  []string
 	kwIDs  []uint32 // backing of kw[i].words
+	kq     kwQuery
+	pq     pruneQuery
 }
 
 // getPlan returns a plan, empty but for the scratch of an earlier one.
@@ -279,7 +282,10 @@ func (ix *Index) putPlan(p *plan) {
 	clear(p.kwWords)
 	clear(p.counts)
 	tf, kw, kwWords, counts, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.counts, p.order[:0], p.kwIDs[:0]
-	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs}
+	kq := p.kq.reset()
+	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
+	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq}
+	p.pq.order, p.pq.pre = pqOrder, pqPre
 	ix.plans.Put(p)
 }
 
@@ -376,6 +382,11 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			}
 		}
 		p.qnorm = math.Sqrt(p.qnorm)
+		if p.scorer == ScorerBM25F {
+			// Contributions are summed by descending weight, the
+			// order the pruned search meets them in (see prune.go).
+			slices.SortStableFunc(p.tf, func(a, b qterm) int { return cmp.Compare(b.qw, a.qw) })
+		}
 	} else {
 		p.boost = nil
 	}
@@ -443,7 +454,7 @@ func (ix *Index) partial(word string) []uint32 {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids)
+	slices.Sort(ids) // the pruned search looks ids up
 	ix.partMu.Lock()
 	if ix.partEpoch == ix.parts.epoch && len(ix.partCache) < maxPartCache {
 		ix.partCache[word] = ids
@@ -536,6 +547,9 @@ func (ix *Index) coreMentions(p *plan, exclude []*doc) []string {
 func (ix *Index) rank(p *plan) []Hit {
 	if p.n <= 0 || p.noMatch || (len(p.tf) == 0 && len(p.kw) == 0 && p.boost == nil) {
 		return nil
+	}
+	if ix.prunable(p) {
+		return ix.rankPruned(p)
 	}
 	tops := make([][]Hit, len(ix.shards))
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {

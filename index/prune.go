@@ -1,0 +1,815 @@
+package index
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Dynamic pruning (MaxScore) for the BM25F scorer.
+//
+// The hybrid score wk × keyword + wt × text is monotone in every query
+// term's BM25F contribution and in every keyword term's score. A text term
+// contributes less than its weight qw = count × idf (x / (k1 + x) < 1) and
+// a keyword term at most 1 to the keyword sum, so a document whose text
+// contributions sum to at most R and whose keyword terms' scores sum to at
+// most K scores at most bound(R, K) = wk × K / known + wt × sqrt(min(1,
+// R / ideal)). Terms are taken as non-essential, text terms by ascending
+// weight and keyword terms by descending posting count, while the bound of
+// all of them together stays under the current n-th best score θ: a
+// document found only in their lists cannot enter the top n, so only the
+// lists of the essential terms are scanned.
+//
+// They are scanned term at a time in windows of slots (the lists are
+// sorted by slot), adding the essential text contributions and bounding
+// each essential keyword term by the fields its postings name. Each
+// document seen is checked against the bound, then looked up in the
+// non-essential text lists (galloping forward) while the bound stays at
+// or above θ, then against the non-essential keyword terms (their lists
+// are scanned per window into per-slot bounds when they are short against
+// the documents seen, looked up per document otherwise). The text
+// contributions are so added by descending weight, essential terms first;
+// the exhaustive search adds them in the same order (compile sorts the
+// terms so), so the sums agree to the bit. The survivors of a window are
+// finished best bound first: the keyword score is computed for them alone,
+// from the document's own word list, until the bound falls under θ.
+//
+// Queries with required terms, CJK terms or a name boost, keyword-only
+// searches and the cosine scorer run exhaustively.
+
+const (
+	// boundSlack inflates bounds so that rounding never makes one smaller
+	// than the score it bounds.
+	boundSlack = 1e-9
+	// Window sizes of the term-at-a-time scan: small at first, while θ is
+	// still rising, then growing.
+	minWindow = 256
+	maxWindow = 4096
+)
+
+// pruneQuery is the query-wide part of a pruned search, shared by the
+// shards.
+type pruneQuery struct {
+	order []int     // text term indices by weight, ascending
+	pre   []float64 // pre[k]: the sum of the first k weights of order
+	kw    *kwQuery
+	theta atomic.Uint64
+}
+
+// pruneStats counts pruned searches and their work (tests and
+// benchmarks): text postings scored in windows, keyword postings marked,
+// documents seen, candidates and candidates finished.
+type pruneStats struct {
+	pruned                           atomic.Int64
+	text, keyword, seen, cand, final atomic.Int64
+}
+
+// kwList is one posting list of a keyword term: a posting can match the
+// term in the fields mask & need, or in the name as a partial match when
+// partial is set.
+type kwList struct {
+	list    []kwPost
+	need    uint8
+	partial bool
+	pos     int
+}
+
+type pruneScratch struct {
+	acc   [maxWindow]float64
+	kwub  [maxWindow]float64 // bound on the essential keyword terms' sum
+	bits  [maxWindow]uint8   // fields the current keyword term may match
+	tt    []int32            // slots the current keyword term lists
+	pmask [maxWindow]uint64  // looked-up keyword terms matching partially
+	pt    []int32            // slots with pmask set
+	kwne  [maxWindow]float64 // bound on the scanned non-essential keyword terms
+	kt    []int32            // slots with kwne set
+	scan  []bool             // per non-essential keyword term: scanned
+	seen  [maxWindow / 64]uint64
+	lists [][]tfPost
+	win   []int // per text term: the next posting of the window scan
+	cur   []int // per text term: the lookup cursor
+	kl    []kwList
+	cand  []candidate
+	kbits []uint8 // per keyword term
+	masks []uint8 // per kwQuery id
+	kfrom []int   // keyword term j's lists are kl[kfrom[j]:kfrom[j+1]],
+	kpart []int   // its partial lists kl[kpart[j]:kfrom[j+1]]
+	kord  []int   // keyword terms by posting count, descending
+	kvol  []int
+}
+
+// pruneMin is the number of deferred documents from which searches run
+// pruned: below it scoring every posting is faster than the pruning's
+// bookkeeping (measured at 10k and 100k tools, docs/BENCHMARKS.md).
+const pruneMin = 32768
+
+// prunable reports whether the plan can run pruned.
+func (ix *Index) prunable(p *plan) bool {
+	return !ix.exhaustive && ix.nDeferred >= ix.pruneFrom && p.scorer == ScorerBM25F && p.wt > 0 && len(p.tf) > 0 && p.ideal > 0 &&
+		p.reqAll == 0 && p.cjkTerms == 0 && (p.boost == nil || p.boostMin <= 0)
+}
+
+// rankPruned ranks with dynamic pruning.
+func (ix *Index) rankPruned(p *plan) []Hit {
+	nt := len(p.tf)
+	// p.tf is sorted by descending weight: order is its reverse.
+	q := &p.pq
+	q.order = slices.Grow(q.order[:0], nt)[:nt]
+	q.pre = slices.Grow(q.pre[:0], nt+1)[:nt+1]
+	q.pre[0] = 0
+	p.kq.build(p.kw)
+	q.kw = &p.kq
+	for i := range q.order {
+		q.order[i] = nt - 1 - i
+	}
+	for k, i := range q.order {
+		q.pre[k+1] = q.pre[k] + p.tf[i].qw
+	}
+	tops := make([][]Hit, len(ix.shards))
+	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
+		var wg sync.WaitGroup
+		for i := range ix.shards {
+			wg.Go(func() { tops[i] = ix.pruneShard(i, p, q) })
+		}
+		wg.Wait()
+	} else {
+		for i := range ix.shards {
+			tops[i] = ix.pruneShard(i, p, q)
+		}
+	}
+	all := make([]Hit, 0, len(tops)*p.n)
+	for _, t := range tops {
+		all = append(all, t...)
+	}
+	slices.SortFunc(all, compareHits)
+	if ix.pruneStats != nil {
+		ix.pruneStats.pruned.Add(1)
+	}
+	return all[:min(p.n, len(all))]
+}
+
+// bound is the highest score of a document whose text contributions sum
+// to at most r and whose keyword terms' scores sum to at most k.
+func (p *plan) bound(r, k float64) float64 {
+	t := math.Sqrt(min(1, r*(1+boundSlack)/p.ideal))
+	if t < p.minTF {
+		t = 0
+	}
+	var kw float64
+	if p.known > 0 {
+		kw = min(k, float64(p.known)) / float64(p.known)
+	}
+	return (p.wk*kw + p.wt*t) * (1 + boundSlack)
+}
+
+// limiter turns the threshold th into text sums: under lim(m) a document
+// whose keyword terms' scores sum to at most m scores under th, that is,
+// r < lim(m) implies bound(r, m) < th, with a margin for rounding.
+type limiter struct {
+	a, kw, known, invWt, minTF, ideal float64
+}
+
+func (p *plan) limiter(th float64) limiter {
+	l := limiter{a: th / (1 + boundSlack), invWt: 1 / p.wt, minTF: p.minTF,
+		ideal: p.ideal / (1 + boundSlack) * (1 - boundSlack)}
+	if p.known > 0 {
+		l.kw, l.known = p.wk/float64(p.known), float64(p.known)
+	}
+	return l
+}
+
+func (l *limiter) lim(m float64) float64 {
+	// The text score must stay under t.
+	d := (l.a-l.kw*min(m, l.known))*(1-boundSlack) - 1e-12
+	if d <= 0 {
+		return math.Inf(-1)
+	}
+	// Text scores under minTF count 0, which is under t.
+	u := max(d*l.invWt, l.minTF)
+	if u > 1 {
+		return math.Inf(1)
+	}
+	return u * u * l.ideal
+}
+
+// keywordBound bounds the score of one keyword term matching fields bits
+// (MCP names score the most).
+func keywordBound(bits uint8) float64 {
+	return keywordBounds[bits&(fieldName|fieldHint|fieldDesc|fieldPartial)]
+}
+
+var keywordBounds = func() (t [32]float64) {
+	for b := range t {
+		t[b] = math.Sqrt(float64(min(keywordPoints(uint8(b), true), keywordFull)) / keywordFull)
+	}
+	return t
+}()
+
+func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
+	sh := ix.shards[i]
+	nt, nk := len(p.tf), len(p.kw)
+	sc, _ := ix.prune.Get().(*pruneScratch)
+	if sc == nil {
+		sc = &pruneScratch{}
+	}
+	defer ix.prune.Put(sc)
+	sc.lists, sc.win, sc.cur = sc.lists[:0], sc.win[:0], sc.cur[:0]
+	for _, t := range p.tf {
+		sc.lists = append(sc.lists, ix.tfl.get(t.id, sh.idx))
+		sc.win = append(sc.win, 0)
+		sc.cur = append(sc.cur, 0)
+	}
+	// Keyword terms: the lists a matching document is in.
+	sc.kl, sc.kfrom, sc.kpart, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kpart[:0], sc.kord[:0], sc.kvol[:0]
+	addKw := func(id uint32, need uint8) int {
+		l := ix.kwl.get(id, sh.idx)
+		if len(l) > 0 {
+			sc.kl = append(sc.kl, kwList{list: l, need: need, partial: need == fieldPartial})
+		}
+		return len(l)
+	}
+	for j, t := range p.kw {
+		sc.kfrom = append(sc.kfrom, len(sc.kl))
+		vol := 0
+		switch {
+		case len(t.words) == 1:
+			vol += addKw(t.words[0], 0xff)
+		case len(t.words) > 1:
+			vol += addKw(t.words[0], pick8(t.identifier, fieldName, 0xff))
+		}
+		if t.whole >= 0 {
+			vol += addKw(uint32(t.whole), fieldHint|fieldDesc)
+		}
+		sc.kpart = append(sc.kpart, len(sc.kl))
+		for _, id := range t.partial {
+			vol += addKw(id, fieldPartial)
+		}
+		sc.kord = append(sc.kord, j)
+		sc.kvol = append(sc.kvol, vol)
+	}
+	sc.kfrom = append(sc.kfrom, len(sc.kl))
+	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
+	lists, win, cur := sc.lists, sc.win, sc.cur
+	st := ix.pruneStats
+	order, pre := q.order, q.pre
+
+	top := make([]Hit, 0, p.n)
+	theta := func() float64 {
+		th := math.Float64frombits(q.theta.Load())
+		if len(top) == p.n {
+			th = max(th, top[p.n-1].Score)
+		}
+		return th
+	}
+	th := theta()
+	net, nek := 0, 0 // non-essential terms: order[:net], kord[:nek]
+	nslots := len(sh.docs)
+	w := minWindow
+	for lo := 0; lo < nslots; lo += w {
+		w = min(2*w, maxWindow)
+		th = theta()
+		for {
+			canT := net < nt && p.bound(pre[net+1], float64(nek)) < th
+			canK := nek < nk && p.bound(pre[net], float64(nek+1)) < th
+			switch {
+			case canT && (!canK || len(lists[order[net]]) >= sc.kvol[sc.kord[nek]]):
+				net++
+				continue
+			case canK:
+				nek++
+				continue
+			}
+			break
+		}
+		if net == nt && nek == nk {
+			break // no document left can enter
+		}
+		hi := min(lo+w, nslots)
+		// Essential terms, term at a time, by descending weight.
+		for k := nt - 1; k >= net; k-- {
+			ti := order[k]
+			l, qw := lists[ti], p.tf[ti].qw
+			j := win[ti]
+			j0 := j
+			for ; j < len(l); j++ {
+				post := &l[j]
+				if int(post.slot) >= hi {
+					break
+				}
+				s := int(post.slot) - lo
+				sc.acc[s] += p.bm25(post.tf, &sh.stat[post.slot], qw)
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
+			win[ti] = j
+			if st != nil {
+				st.text.Add(int64(j - j0))
+			}
+		}
+		for k := nek; k < nk; k++ {
+			tj := sc.kord[k]
+			sc.markKeyword(tj, lo, hi, false)
+			if st != nil {
+				st.keyword.Add(int64(len(sc.tt)))
+			}
+			for _, s := range sc.tt {
+				sc.kwub[s] += keywordBound(sc.bits[s])
+				sc.bits[s] = 0
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
+			sc.tt = sc.tt[:0]
+		}
+		// Non-essential keyword terms: scanned when their postings in
+		// the window are few against the documents seen, otherwise
+		// looked up per candidate.
+		nseen := 0
+		for wi := range (hi - lo + 63) / 64 {
+			nseen += bits.OnesCount64(sc.seen[wi])
+		}
+		sc.scan = sc.scan[:0]
+		nseek := 0
+		for k := range nek {
+			tj := sc.kord[k]
+			scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
+			sc.scan = append(sc.scan, scan)
+			if !scan {
+				nseek++
+				continue
+			}
+			sc.markKeyword(tj, lo, hi, true)
+			if st != nil {
+				st.keyword.Add(int64(len(sc.tt)))
+			}
+			for _, s := range sc.tt {
+				if sc.kwne[s] == 0 {
+					sc.kt = append(sc.kt, s)
+				}
+				sc.kwne[s] += keywordBound(sc.bits[s])
+				sc.bits[s] = 0
+			}
+			sc.tt = sc.tt[:0]
+		}
+		// Partial name matches of the first 64 looked-up keyword terms,
+		// as bits per slot.
+		for k := range min(nek, 64) {
+			if sc.scan[k] {
+				continue
+			}
+			tj := sc.kord[k]
+			for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
+				kl := &sc.kl[li]
+				j := kl.pos
+				for ; j < len(kl.list); j++ {
+					post := kl.list[j]
+					if int(post.docSlot()) >= hi {
+						break
+					}
+					if post.mask()&fieldName != 0 {
+						s := int(post.docSlot()) - lo
+						if sc.pmask[s] == 0 {
+							sc.pt = append(sc.pt, int32(s))
+						}
+						sc.pmask[s] |= 1 << k
+					}
+				}
+				kl.pos = j
+			}
+		}
+		if st != nil {
+			st.seen.Add(int64(nseen))
+		}
+		lm := p.limiter(th) // th holds until the survivors are finished
+		lastM, lastRl := math.NaN(), 0.0
+		// Candidates, in slot order.
+		for wi := range (hi - lo + 63) / 64 {
+			seen := sc.seen[wi]
+			sc.seen[wi] = 0
+			for seen != 0 {
+				s := wi*64 + bits.TrailingZeros64(seen)
+				seen &= seen - 1
+				slot := uint32(lo + s)
+				a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
+				m := ke + float64(nseek)
+				sc.acc[s], sc.kwub[s] = 0, 0
+				if m != lastM {
+					lastM, lastRl = m, lm.lim(m)
+				}
+				rl := lastRl
+				if a+pre[net] < rl || sh.isDead(slot) {
+					continue
+				}
+				ok := true
+				for k := net - 1; k >= 0; k-- {
+					ti := order[k]
+					l := lists[ti]
+					c := seek(l, cur[ti], slot)
+					cur[ti] = c
+					if c < len(l) && l[c].slot == slot {
+						a += p.bm25(l[c].tf, &sh.stat[slot], p.tf[ti].qw)
+					}
+					if a+pre[k] < rl {
+						ok = false
+						break
+					}
+				}
+				if !ok {
+					continue
+				}
+				if nseek > 0 {
+					// The looked-up keyword terms' fields.
+					m = ke
+					for k := range nek {
+						if sc.scan[k] {
+							continue
+						}
+						tj := sc.kord[k]
+						var b uint8
+						for li := sc.kfrom[tj]; li < sc.kpart[tj]; li++ {
+							kl := &sc.kl[li]
+							c := seek(kl.list, kl.pos, slot)
+							kl.pos = c
+							if c < len(kl.list) && kl.list[c].docSlot() == slot {
+								b |= kl.list[c].mask() & kl.need
+							}
+						}
+						if sc.kpart[tj] < sc.kfrom[tj+1] && (k >= 64 || sc.pmask[s]&(1<<k) != 0) {
+							b |= fieldPartial
+						}
+						m += keywordBound(b)
+					}
+					if a < lm.lim(m) {
+						continue
+					}
+				}
+				// a is the text sum, added by descending weight
+				// like the exhaustive search adds it.
+				var cos float64
+				if a > 0 {
+					cos = math.Sqrt(min(a/p.ideal, 1))
+				}
+				if cos < p.minTF {
+					cos = 0
+				}
+				if b := p.hybridBound(cos, m); b >= th {
+					sc.cand = append(sc.cand, candidate{slot: slot, cos: cos, bound: b})
+				}
+			}
+		}
+		for _, s := range sc.pt {
+			sc.pmask[s] = 0
+		}
+		sc.pt = sc.pt[:0]
+		for _, s := range sc.kt {
+			sc.kwne[s] = 0
+		}
+		sc.kt = sc.kt[:0]
+		// Survivors by bound, best first (a heap: most are never
+		// taken), until none can enter.
+		cands := sc.cand
+		if st != nil {
+			st.cand.Add(int64(len(cands)))
+		}
+		heapify(cands)
+		for len(cands) > 0 {
+			c := cands[0]
+			if c.bound < th {
+				break
+			}
+			cands = popCandidate(cands)
+			if st != nil {
+				st.final.Add(1)
+			}
+			h, ok := ix.finish(sh, c, p, q.kw, sc, th)
+			if !ok {
+				continue
+			}
+			top = insertTop(top, h, p.n)
+			if len(top) == p.n {
+				publishMax(&q.theta, top[p.n-1].Score)
+				th = theta()
+			}
+		}
+		sc.cand = sc.cand[:0]
+	}
+	return top
+}
+
+// candidate is a document whose text score is known.
+type candidate struct {
+	slot       uint32
+	cos, bound float64
+}
+
+// heapify orders cs as a heap, the largest bound first.
+func heapify(cs []candidate) {
+	for i := len(cs)/2 - 1; i >= 0; i-- {
+		siftDown(cs, i)
+	}
+}
+
+// popCandidate removes the first candidate of heap cs.
+func popCandidate(cs []candidate) []candidate {
+	n := len(cs) - 1
+	cs[0] = cs[n]
+	cs = cs[:n]
+	siftDown(cs, 0)
+	return cs
+}
+
+func siftDown(cs []candidate, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(cs) {
+			return
+		}
+		if c+1 < len(cs) && cs[c+1].bound > cs[c].bound {
+			c++
+		}
+		if cs[c].bound <= cs[i].bound {
+			return
+		}
+		cs[i], cs[c] = cs[c], cs[i]
+		i = c
+	}
+}
+
+// hybridBound bounds the score of a document with text score cos whose
+// keyword terms' scores sum to at most m.
+func (p *plan) hybridBound(cos, m float64) float64 {
+	var mk float64
+	if p.known > 0 {
+		mk = min(m, float64(p.known)) / float64(p.known)
+	}
+	return (p.wk*mk + p.wt*cos) * (1 + boundSlack)
+}
+
+// finish scores candidate c exactly as the exhaustive search does, or
+// reports false when it cannot enter a top whose n-th best score is th.
+func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneScratch, th float64) (Hit, bool) {
+	d := sh.docs[c.slot]
+	if p.exclude[d] {
+		return Hit{}, false
+	}
+	var kwsum float64
+	var pts int32
+	sc.kbits = slices.Grow(sc.kbits[:0], len(p.kw))[:len(p.kw)]
+	sc.masks = slices.Grow(sc.masks[:0], len(kq.ids))[:len(kq.ids)]
+	bits := sc.kbits
+	kq.bits(d, bits, sc.masks)
+	for j := range p.kw {
+		n := keywordPoints(bits[j], d.mcp)
+		if n == 0 {
+			continue
+		}
+		pts += int32(n)
+		kwsum += math.Sqrt(float64(min(n, keywordFull)) / keywordFull)
+	}
+	var kw float64
+	if p.known > 0 {
+		kw = kwsum / float64(p.known)
+	}
+	score := p.wk*kw + p.wt*c.cos
+	if score <= 0 || score < th {
+		return Hit{}, false
+	}
+	if p.allow != nil && !p.allow(d.name) {
+		return Hit{}, false
+	}
+	return Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: c.cos, Points: int(pts)}, true
+}
+
+// kwQuery resolves keyword terms against a document's word list in one
+// merge: ids are the sorted distinct word ids of every term, and
+// uses[from[i]:from[i+1]] the ways the terms use ids[i].
+type kwQuery struct {
+	ids  []uint32
+	from []int32
+	uses []kwUse
+	// multi lists the terms of several words and their words' positions
+	// in ids.
+	multi []kwMulti
+	pos   []int
+	keys  []uint64 // scratch of build
+	// member has bit id set for every id of ids.
+	member []uint64
+}
+
+type kwUse struct {
+	id   uint32
+	term int32
+	kind uint8 // kwWord, kwWhole or kwPartial
+}
+
+const (
+	kwWord = iota
+	kwWhole
+	kwPartial
+)
+
+type kwMulti struct {
+	term     int
+	keep     uint8
+	from, to int // its words' positions in ids are pos[from:to]
+}
+
+// build resolves terms into k, reusing k's arrays.
+func (k *kwQuery) build(terms []kwTerm) {
+	// Every use of a word id, packed as id, term, kind so that a plain
+	// sort orders them by id.
+	keys := k.keys[:0]
+	for j, t := range terms {
+		if len(t.words) == 1 {
+			keys = append(keys, packUse(t.words[0], j, kwWord))
+		}
+		if t.whole >= 0 {
+			keys = append(keys, packUse(uint32(t.whole), j, kwWhole))
+		}
+		for _, id := range t.partial {
+			keys = append(keys, packUse(id, j, kwPartial))
+		}
+	}
+	slices.Sort(keys)
+	k.keys = keys
+	k.uses = slices.Grow(k.uses[:0], len(keys))[:len(keys)]
+	for i, key := range keys {
+		k.uses[i] = kwUse{id: uint32(key >> 32), term: int32(uint32(key) >> 2), kind: uint8(key & 3)}
+	}
+	// ids: the distinct ids of the uses and of the multi-word terms'
+	// words.
+	ids := k.ids[:0]
+	for _, u := range k.uses {
+		ids = append(ids, u.id)
+	}
+	for _, t := range terms {
+		if len(t.words) > 1 {
+			ids = append(ids, t.words...)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	k.ids = ids
+	clear(k.member)
+	k.member = k.member[:0]
+	if len(ids) > 0 {
+		n := int(ids[len(ids)-1]>>6) + 1
+		k.member = slices.Grow(k.member, n)[:n]
+		for _, id := range ids {
+			k.member[id>>6] |= 1 << (id & 63)
+		}
+	}
+	k.from = slices.Grow(k.from[:0], len(ids)+1)[:len(ids)+1]
+	u := 0
+	for i, id := range ids {
+		k.from[i] = int32(u)
+		for u < len(k.uses) && k.uses[u].id == id {
+			u++
+		}
+	}
+	k.from[len(ids)] = int32(len(k.uses))
+	k.multi, k.pos = k.multi[:0], k.pos[:0]
+	for j, t := range terms {
+		if len(t.words) < 2 {
+			continue
+		}
+		from := len(k.pos)
+		for _, id := range t.words {
+			i, _ := slices.BinarySearch(ids, id)
+			k.pos = append(k.pos, i)
+		}
+		k.multi = append(k.multi, kwMulti{term: j, keep: pick8(t.identifier, fieldName, 0xff), from: from, to: len(k.pos)})
+	}
+}
+
+func packUse(id uint32, term, kind int) uint64 {
+	return uint64(id)<<32 | uint64(uint32(term))<<2 | uint64(kind)
+}
+
+// reset empties k, keeping its arrays.
+func (k kwQuery) reset() kwQuery {
+	return kwQuery{ids: k.ids[:0], from: k.from[:0], uses: k.uses[:0], multi: k.multi[:0], keys: k.keys[:0], pos: k.pos[:0], member: k.member}
+}
+
+// bits sets bits[j] to the fields of d that keyword term j matches, like
+// keywordTerm does from the posting lists. masks is scratch of len(k.ids),
+// zero on entry and on return.
+func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
+	clear(bits)
+	set := func(i int, mask uint8) {
+		masks[i] = mask
+		for _, u := range k.uses[k.from[i]:k.from[i+1]] {
+			switch u.kind {
+			case kwWord:
+				bits[u.term] |= mask
+			case kwWhole:
+				bits[u.term] |= mask & (fieldHint | fieldDesc)
+			case kwPartial:
+				if mask&fieldName != 0 {
+					bits[u.term] |= fieldPartial
+				}
+			}
+		}
+	}
+	if ids := k.ids; len(ids) > 0 {
+		// The document's words, by ascending id, are tested against
+		// the query's set up to its largest id; the few members are
+		// found in ids by a merge.
+		member, last, i := k.member, ids[len(ids)-1], 0
+		words, _ := fwdSplit(d.fwd)
+		r := wordReader{s: words}
+		for id, mask, ok := r.next(); ok && id <= last; id, mask, ok = r.next() {
+			if member[id>>6]&(1<<(id&63)) != 0 {
+				for ids[i] < id {
+					i++
+				}
+				set(i, mask)
+			}
+		}
+	}
+	for _, m := range k.multi {
+		and := m.keep
+		for _, i := range k.pos[m.from:m.to] {
+			and &= masks[i]
+		}
+		bits[m.term] |= and
+	}
+	clear(masks)
+}
+
+// markKeyword reads the postings of keyword term tj's lists in the window
+// [lo, hi): the fields each matches go to sc.bits, the window positions
+// first marked to sc.tt. With gallop, each list first skips to lo.
+func (sc *pruneScratch) markKeyword(tj, lo, hi int, gallop bool) {
+	for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+		kl := &sc.kl[li]
+		j := kl.pos
+		if gallop {
+			j = seek(kl.list, j, uint32(lo))
+		}
+		for ; j < len(kl.list); j++ {
+			post := kl.list[j]
+			if int(post.docSlot()) >= hi {
+				break
+			}
+			b := post.mask() & kl.need
+			if kl.partial && post.mask()&fieldName != 0 {
+				b = fieldPartial
+			}
+			if b == 0 {
+				continue
+			}
+			s := int(post.docSlot()) - lo
+			if sc.bits[s] == 0 {
+				sc.tt = append(sc.tt, int32(s))
+			}
+			sc.bits[s] |= b
+		}
+		kl.pos = j
+	}
+}
+
+// seek returns the index of the first posting of l at or after j whose
+// slot is at least slot, galloping forward.
+func seek[P posting[P]](l []P, j int, slot uint32) int {
+	if j >= len(l) || l[j].docSlot() >= slot {
+		return j
+	}
+	// l[lo] is before slot; find hi at or after it, or the end.
+	lo, step := j, 1
+	hi := j + 1
+	for hi < len(l) && l[hi].docSlot() < slot {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	hi = min(hi, len(l))
+	lo++
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if l[m].docSlot() < slot {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// publishMax raises v (the bits of a non-negative float64) to x.
+func publishMax(v *atomic.Uint64, x float64) {
+	b := math.Float64bits(x)
+	for {
+		old := v.Load()
+		if old >= b || v.CompareAndSwap(old, b) {
+			return
+		}
+	}
+}
+
+func pick8(c bool, a, b uint8) uint8 {
+	if c {
+		return a
+	}
+	return b
+}
