@@ -335,6 +335,7 @@ func TestSearchEqualsReferenceDatasets(t *testing.T) {
 		t.Errorf("%d of %d searches ran pruned, want most", n, total)
 	}
 }
+
 // The limiter prunes a text sum only when the bound does.
 func TestLimiterWithinBound(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -362,4 +363,3 @@ func TestLimiterWithinBound(t *testing.T) {
 		}
 	}
 }
-
