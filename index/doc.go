@@ -34,8 +34,8 @@
 // Documents are spread over shards by a hash of the name and, in large
 // catalogs, each shard scores its documents in parallel. Document frequencies and the
 // vocabulary are global, so the shard count never changes a score, and
-// scores are summed in a canonical order (the query's terms in the order
-// they first appear in it), so an index reached through any sequence of upserts and
+// scores are summed in a canonical order (BM25F: by descending term
+// weight), so an index reached through any sequence of upserts and
 // removals scores exactly like one built fresh from the final set. Upsert
 // and Remove cost work proportional to the document: posting lists are
 // kept sorted by slot, a removed document's slot is tombstoned, and lists
@@ -54,14 +54,20 @@
 // only (lists.go), so memory follows the postings, not the vocabulary
 // times the shards.
 //
-// A search scores every posting of the query's terms, term at a time,
-// into dense per-slot accumulators of each shard (the text sum, the
-// keyword sum and points), then reads the touched slots in slot order and
-// keeps the best: a document whose sums cannot reach the current last of
-// the top is skipped before its score is computed. BM25F's length
-// factors, which depend on the catalog's average field lengths, are
-// computed once per index epoch and looked up by length. A test checks
-// every ranking against a document-at-a-time reference scorer.
+// Below 32,768 deferred tools a search scores every posting of the
+// query's terms, term at a time, into dense per-slot accumulators of each
+// shard (the text sum, the keyword sum and points), then reads the touched
+// slots in slot order and keeps the best: a document whose sums cannot
+// reach the current last of the top is skipped before its score is
+// computed. Larger catalogs' BM25F searches skip most postings with
+// MaxScore dynamic pruning over per-term score bounds (prune.go), which
+// pays there and not below. Pruning is rank-safe: both paths return the
+// same hits with the same scores, which the tests check against a
+// document-at-a-time reference scorer. Queries with required (+) terms or
+// CJK terms, keyword-only searches and the cosine scorer score every
+// match. BM25F's length factors, which depend on the catalog's average
+// field lengths, are computed once per index epoch and looked up by
+// length.
 //
 // An Index is safe for concurrent use. A search sees every document either
 // before or after any concurrent update, never half of one: updates take
