@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -236,22 +235,6 @@ func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
 		st = &structpb.Struct{}
 	}
 	return &callParams{structured: st}, nil, nil
-}
-
-// paramViolations turns a schema validation error into one violation per
-// failing leaf, each with its JSON path (params.a.b[0]).
-func paramViolations(err error) error {
-	var vs []Violation
-	var msg bytes.Buffer
-	msg.WriteString("params do not match the tool's input schema: ")
-	for i, v := range schema.Violations(err) {
-		vs = append(vs, Violation{Field: v.Path, Description: v.Description})
-		if i > 0 {
-			msg.WriteString("; ")
-		}
-		msg.WriteString(v.Path + ": " + v.Description)
-	}
-	return badRequest(msg.String(), vs)
 }
 
 func ruleReason(r *permission.Rule, fallback string) string {
