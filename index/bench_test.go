@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -160,5 +161,41 @@ func BenchmarkCompile(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// TestPruneWork reports the work of pruned searches over the benchmark
+// corpus (TOOLDEX_PRUNE_WORK=1 go test -run PruneWork -v): per query, text
+// postings scored, keyword postings marked, documents seen, candidates and
+// candidates finished. It only reports, for comparing changes, so it is
+// skipped unless asked for.
+func TestPruneWork(t *testing.T) {
+	if os.Getenv("TOOLDEX_PRUNE_WORK") == "" {
+		t.Skip("set TOOLDEX_PRUNE_WORK=1 to build the 10k and 100k corpora and report")
+	}
+	b := &testing.B{}
+	benchDatasets(b)
+	if benchErr != nil {
+		t.Skip(benchErr)
+	}
+	for _, n := range []int{10_000, 100_000} {
+		c := benchIndex(b, n)
+		for _, w := range []string{"keyword", "task"} {
+			queries := benchSet.Tasks
+			if w == "keyword" {
+				queries = benchSet.Keywords
+			}
+			st := &pruneStats{}
+			c.ix.pruneStats = st
+			for _, q := range queries {
+				if _, err := c.ix.Search(q, Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.ix.pruneStats = nil
+			nq := int64(len(queries))
+			t.Logf("%s/%d: %d of %d pruned; per query: text postings %d, keyword postings %d, seen %d, candidates %d, finished %d",
+				w, n, st.pruned.Load(), nq, st.text.Load()/nq, st.keyword.Load()/nq, st.seen.Load()/nq, st.cand.Load()/nq, st.final.Load()/nq)
+		}
 	}
 }
