@@ -49,6 +49,7 @@ type Catalog struct {
 	// with its index update.
 	mu      sync.RWMutex
 	tenants map[string]*tenant
+	shared  *tenant // tenants[auth.SharedTenant]
 }
 
 // tenant is one tenant's tools and what it sees.
@@ -80,7 +81,7 @@ func New(cfg Config) *Catalog {
 		cfg.Now = time.Now
 	}
 	c := &Catalog{cfg: cfg, tenants: make(map[string]*tenant)}
-	c.tenantLocked(auth.SharedTenant)
+	c.shared = c.tenantLocked(auth.SharedTenant)
 	c.viewLocked(c.tenantLocked(auth.DefaultTenant))
 	return c
 }
@@ -103,9 +104,6 @@ func (c *Catalog) tenantLocked(name string) *tenant {
 	return t
 }
 
-// shared returns the shared tenant.
-func (c *Catalog) shared() *tenant { return c.tenants[auth.SharedTenant] }
-
 // viewLocked makes t's index when it has none. The caller holds c.mu for
 // writing.
 func (c *Catalog) viewLocked(t *tenant) *index.Index {
@@ -117,7 +115,7 @@ func (c *Catalog) viewLocked(t *tenant) *index.Index {
 		put(ix, e)
 	}
 	if t.name != auth.SharedTenant {
-		for name, e := range c.shared().tools {
+		for name, e := range c.shared.tools {
 			if t.tools[name] == nil {
 				put(ix, e)
 			}
@@ -154,15 +152,18 @@ func (c *Catalog) Index(tenant string) *index.Index {
 // seesLocked returns the entry named name that tenant sees: its own, else
 // the shared one. The caller holds c.mu.
 func (c *Catalog) seesLocked(tenant, name string) *Entry {
-	if t := c.tenants[tenant]; t != nil {
-		if e := t.tools[name]; e != nil {
+	return c.sees(c.tenants[tenant], name)
+}
+
+// sees returns the entry named name that t (nil: a tenant never used) sees.
+// The caller holds c.mu.
+func (c *Catalog) sees(t *tenant, name string) *Entry {
+	if t != nil {
+		if e := t.tools[name]; e != nil || t == c.shared {
 			return e
 		}
 	}
-	if tenant == auth.SharedTenant {
-		return nil
-	}
-	return c.shared().tools[name]
+	return c.shared.tools[name]
 }
 
 // Get returns the entry named name that tenant sees (its own, else the
@@ -178,8 +179,9 @@ func (c *Catalog) Get(tenant, name string) *Entry {
 func (c *Catalog) GetAll(dst []*Entry, tenant string, names func(yield func(string) bool)) []*Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	t := c.tenants[tenant]
 	for n := range names {
-		dst = append(dst, c.seesLocked(tenant, n))
+		dst = append(dst, c.sees(t, n))
 	}
 	return dst
 }
@@ -221,7 +223,7 @@ func (c *Catalog) List(tenant, prefix string, loading tooldexv1.Loading) []*Entr
 		}
 	}
 	if tenant != auth.SharedTenant {
-		for name, e := range c.shared().tools {
+		for name, e := range c.shared.tools {
 			if (own == nil || own.tools[name] == nil) && keep(e) {
 				out = append(out, e)
 			}
@@ -357,7 +359,7 @@ func (c *Catalog) dropLocked(t *tenant, name string) {
 	if t.ix != nil {
 		t.ix.Remove(name)
 		if t.name != auth.SharedTenant {
-			if s := c.shared().tools[name]; s != nil {
+			if s := c.shared.tools[name]; s != nil {
 				put(t.ix, s)
 			}
 		}

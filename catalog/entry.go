@@ -50,7 +50,8 @@ type Entry struct {
 
 // NewEntry validates t (compiling its input schema to check it) and makes
 // its entry for tenant. The stored source is t's with origin (and id, when
-// not empty) replacing an unset origin, and a host's always. Violations go
+// not empty) replacing an unset origin, and a host's always; a tool that
+// claims ORIGIN_HOST but is not a host's is given origin. Violations go
 // to ve under field; the entry is nil when there are any. t is not kept.
 func NewEntry(ve *ValidationError, field string, t *tooldexv1.Tool, tenant string, origin tooldexv1.Origin, id string, loading tooldexv1.Loading) *Entry {
 	before := len(ve.Violations)
@@ -82,6 +83,9 @@ func NewEntry(ve *ValidationError, field string, t *tooldexv1.Tool, tenant strin
 // when absent) by origin; see NewEntry.
 func source(src *tooldexv1.ToolSource, origin tooldexv1.Origin, id string) *tooldexv1.ToolSource {
 	o := src.GetOrigin()
+	if o == tooldexv1.Origin_ORIGIN_HOST {
+		o = tooldexv1.Origin_ORIGIN_UNSPECIFIED // only a host's own registration says HOST
+	}
 	if o != tooldexv1.Origin_ORIGIN_UNSPECIFIED && origin != tooldexv1.Origin_ORIGIN_HOST {
 		return src // CloneOf(t) copied it
 	}
