@@ -247,7 +247,7 @@ func (s *Server) unregister(ctx context.Context, req *tooldexv1.UnregisterToolsR
 	return &tooldexv1.UnregisterToolsResponse{Removed: removed, NotFound: notFound}, nil
 }
 
-// ListTools lists registered tools sorted by name.
+// ListTools lists registered tools sorted by name, a page at a time.
 func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest) (*tooldexv1.ListToolsResponse, error) {
 	resp, err := s.listTools(ctx, req)
 	if err != nil {
@@ -266,12 +266,16 @@ func (s *Server) listTools(ctx context.Context, req *tooldexv1.ListToolsRequest)
 	if err != nil {
 		return nil, err
 	}
-	entries := s.cat.List(tenant, req.GetNamePrefix(), req.GetLoading())
+	size, after, err := pageOf(req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	entries, next := page(s.cat.List(tenant, req.GetNamePrefix(), req.GetLoading()), (*catalog.Entry).Name, after, size)
 	tools := make([]*tooldexv1.Tool, len(entries))
 	for i, e := range entries {
 		tools[i] = e.Tool()
 	}
-	return &tooldexv1.ListToolsResponse{Tools: tools}, nil
+	return &tooldexv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
 }
 
 // Search runs a ToolSearch query.
