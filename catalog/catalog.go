@@ -176,11 +176,11 @@ func (c *Catalog) Get(tenant, name string) *Entry {
 
 // GetAll appends to dst, for each name, the entry tenant sees (nil where
 // none), under one lock.
-func (c *Catalog) GetAll(dst []*Entry, tenant string, names func(yield func(string) bool)) []*Entry {
+func (c *Catalog) GetAll(dst []*Entry, tenant string, names []string) []*Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t := c.tenants[tenant]
-	for n := range names {
+	for _, n := range names {
 		dst = append(dst, c.sees(t, n))
 	}
 	return dst

@@ -394,13 +394,12 @@ func fullResults(results []*tooldexv1.SearchResult) {
 // modified. A tool removed between ranking and lookup is dropped. v must
 // have passed checkView.
 func (s *Server) results(tenant string, hits []index.Hit, v tooldexv1.SchemaView) ([]*tooldexv1.SearchResult, []*catalog.Entry) {
-	found := s.cat.GetAll(make([]*catalog.Entry, 0, len(hits)), tenant, func(yield func(string) bool) {
-		for _, h := range hits {
-			if !yield(h.Name) {
-				return
-			}
-		}
-	})
+	var buf [16]string // names of the usual few hits, on the stack
+	names := buf[:0]
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	found := s.cat.GetAll(make([]*catalog.Entry, 0, len(hits)), tenant, names)
 	out := make([]*tooldexv1.SearchResult, 0, len(hits))
 	entries := found[:0]
 	vals := make([]tooldexv1.SearchResult, len(hits)) // one allocation rather than one each
