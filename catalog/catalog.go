@@ -251,11 +251,11 @@ type Registered struct {
 }
 
 // Register stores a batch of entries (made by NewEntry, for tenant, names
-// unique) for a frontend: all or none. A name that hosts serve with a
-// different definition, or that a host principal holds (see the package
-// doc), is a *ConflictError; going past MaxTenantTools a *LimitError.
-// validateOnly reports the outcomes and changes nothing.
-func (c *Catalog) Register(tenant string, entries []*Entry, validateOnly bool) ([]Registered, error) {
+// unique) for a frontend of principal by: all or none. A name that hosts
+// serve with a different definition, or that another host principal holds
+// (see the package doc), is a *ConflictError; going past MaxTenantTools a
+// *LimitError. validateOnly reports the outcomes and changes nothing.
+func (c *Catalog) Register(tenant, by string, entries []*Entry, validateOnly bool) ([]Registered, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tenantLocked(tenant)
@@ -272,7 +272,7 @@ func (c *Catalog) Register(tenant string, entries []*Entry, validateOnly bool) (
 		switch {
 		case o != nil && len(o.sessions) > 0 && (old == nil || !old.SameDefinition(e)):
 			conflicts.Add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", name)
-		case o != nil && len(o.sessions) == 0 && old == nil:
+		case o != nil && len(o.sessions) == 0 && old == nil && o.principal != by:
 			conflicts.Add(fmt.Sprintf("tools[%d].name", i), "%q belongs to host principal %q, whose host left at %s; it keeps the name until %s", name, o.principal, o.left.UTC().Format(time.RFC3339), o.until().UTC().Format(time.RFC3339))
 		}
 	}

@@ -206,7 +206,7 @@ func (s *Server) register(ctx context.Context, req *tooldexv1.RegisterToolsReque
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	done, err := s.cat.Register(tenant, entries, req.GetValidateOnly())
+	done, err := s.cat.Register(tenant, principalOf(ctx).Name, entries, req.GetValidateOnly())
 	if err != nil {
 		return nil, err
 	}
