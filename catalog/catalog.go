@@ -36,9 +36,10 @@ type Config struct {
 	// Now tells the time of holds; nil means time.Now.
 	Now func() time.Time
 	// Changed, when set, is called after every change to a tenant's own
-	// tools, with the catalog's lock held: e is the new entry, nil when
-	// the tool left. It must not call the Catalog.
-	Changed func(tenant, name string, e *Entry)
+	// tools, with the catalog's lock held: e is the new entry (doc what
+	// the index holds of it), nil when the tool left. It must not call the
+	// Catalog.
+	Changed func(tenant, name string, e *Entry, doc index.Doc)
 }
 
 // Catalog is the tool definitions of every tenant. Create it with New.
@@ -112,12 +113,12 @@ func (c *Catalog) viewLocked(t *tenant) *index.Index {
 	}
 	ix := index.New(c.cfg.Index)
 	for _, e := range t.tools {
-		put(ix, e)
+		put(ix, e, c.docLocked(e))
 	}
 	if t.name != auth.SharedTenant {
 		for name, e := range c.shared.tools {
 			if t.tools[name] == nil {
-				put(ix, e)
+				put(ix, e, c.docLocked(e))
 			}
 		}
 	}
@@ -125,13 +126,26 @@ func (c *Catalog) viewLocked(t *tenant) *index.Index {
 	return ix
 }
 
-// put indexes e, or unindexes its name when it is excluded.
-func put(ix *index.Index, e *Entry) {
+// put indexes e as doc, or unindexes its name when it is excluded.
+func put(ix *index.Index, e *Entry, doc index.Doc) {
 	if e.Loading() == tooldexv1.Loading_LOADING_EXCLUDED {
 		ix.Remove(e.Name())
 		return
 	}
-	ix.Upsert(e.doc)
+	ix.Upsert(doc)
+}
+
+// docLocked returns what the index holds of e: its parameter text as
+// NewEntry derived it until the entry was first stored, then derived again
+// from the stored schema (a tenant's first use indexes the shared tools
+// again). The caller holds c.mu for writing.
+func (c *Catalog) docLocked(e *Entry) index.Doc {
+	d := e.doc
+	d.Params = e.paramText
+	if d.Params == "" && e.hasSchema {
+		d.Params = index.ParamText(e.inputSchema().AsMap())
+	}
+	return d
 }
 
 // Index returns the search index of what tenant sees: its own tools and
@@ -335,20 +349,22 @@ func (c *Catalog) Unregister(tenant string, names []string) (removed, notFound [
 // putLocked stores e in t and updates the indexes that see it. The caller
 // holds c.mu for writing.
 func (c *Catalog) putLocked(t *tenant, e *Entry) {
+	doc := c.docLocked(e)
 	t.tools[e.Name()] = e
 	if t.ix != nil {
-		put(t.ix, e)
+		put(t.ix, e, doc)
 	}
 	if t.name == auth.SharedTenant {
 		for _, o := range c.tenants {
 			if o != t && o.ix != nil && o.tools[e.Name()] == nil {
-				put(o.ix, e)
+				put(o.ix, e, doc)
 			}
 		}
 	}
 	if c.cfg.Changed != nil {
-		c.cfg.Changed(t.name, e.Name(), e)
+		c.cfg.Changed(t.name, e.Name(), e, doc)
 	}
+	e.paramText = "" // the indexes keep their terms, not the text
 }
 
 // dropLocked removes t's own tool name and updates the indexes that saw
@@ -360,7 +376,7 @@ func (c *Catalog) dropLocked(t *tenant, name string) {
 		t.ix.Remove(name)
 		if t.name != auth.SharedTenant {
 			if s := c.shared.tools[name]; s != nil {
-				put(t.ix, s)
+				put(t.ix, s, c.docLocked(s))
 			}
 		}
 	}
@@ -372,6 +388,6 @@ func (c *Catalog) dropLocked(t *tenant, name string) {
 		}
 	}
 	if c.cfg.Changed != nil {
-		c.cfg.Changed(t.name, name, nil)
+		c.cfg.Changed(t.name, name, nil, index.Doc{})
 	}
 }

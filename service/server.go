@@ -254,7 +254,7 @@ func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest)
 		return nil, s.toStatus(err)
 	}
 	for i, t := range resp.Tools {
-		resp.Tools[i] = proto.CloneOf(t)
+		resp.Tools[i] = ownCopy(t)
 	}
 	return resp, nil
 }
@@ -273,7 +273,7 @@ func (s *Server) listTools(ctx context.Context, req *tooldexv1.ListToolsRequest)
 	entries, next := page(s.cat.List(tenant, req.GetNamePrefix(), req.GetLoading()), (*catalog.Entry).Name, after, size)
 	tools := make([]*tooldexv1.Tool, len(entries))
 	for i, e := range entries {
-		tools[i] = e.Tool()
+		tools[i] = e.WireTool()
 	}
 	return &tooldexv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
 }
@@ -375,18 +375,23 @@ func checkSearch(n int32, view tooldexv1.SchemaView) (int, error) {
 }
 
 // fullResults replaces the catalog's shared tools by copies, for
-// in-process callers, who own what they get: decoded from the wire, as a
-// client gets them (a STRUCT view's tool holds its schema marshalled,
-// catalog.Entry.WireTool).
+// in-process callers, who own what they get.
 func fullResults(results []*tooldexv1.SearchResult) {
 	for _, r := range results {
-		b, err := proto.Marshal(r.Tool)
-		t := &tooldexv1.Tool{}
-		if err != nil || proto.Unmarshal(b, t) != nil {
-			t = proto.CloneOf(r.Tool) // not UTF-8 (in-process only): never a wire tool
-		}
-		r.Tool = t
+		r.Tool = ownCopy(r.Tool)
 	}
+}
+
+// ownCopy returns a copy of a catalog's shared tool decoded from the wire,
+// as a client gets it (a STRUCT view's tool holds its schema marshalled,
+// catalog.Entry.WireTool).
+func ownCopy(t *tooldexv1.Tool) *tooldexv1.Tool {
+	b, err := proto.Marshal(t)
+	c := &tooldexv1.Tool{}
+	if err != nil || proto.Unmarshal(b, c) != nil {
+		return proto.CloneOf(t) // not UTF-8 (in-process only): its schema is a Struct
+	}
+	return c
 }
 
 // results attaches the definitions tenant sees, in the schema view v
