@@ -291,10 +291,19 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// MaxBlockNames bounds the names the <available-deferred-tools> block
+// lists: past it the block says how many more there are (ToolSearch finds
+// them). A prompt of 100,000 names (2.4 MB) helps no model.
+const MaxBlockNames = 1000
+
 func deferredBlock(names []string) string {
 	var b strings.Builder
 	b.WriteString("<available-deferred-tools>\n")
-	for _, n := range names {
+	for i, n := range names {
+		if i == MaxBlockNames {
+			fmt.Fprintf(&b, "(and %d more: find them with ToolSearch)\n", len(names)-i)
+			break
+		}
 		b.WriteString(n)
 		b.WriteByte('\n')
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -497,5 +498,22 @@ func TestSearchContent(t *testing.T) {
 				t.Errorf("SearchContent = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestDeferredBlockBounded(t *testing.T) {
+	names := make([]string, MaxBlockNames+5)
+	for i := range names {
+		names[i] = fmt.Sprintf("tool_%05d", i)
+	}
+	b := deferredBlock(names)
+	if got := strings.Count(b, "tool_"); got != MaxBlockNames {
+		t.Errorf("block lists %d names, want %d", got, MaxBlockNames)
+	}
+	if !strings.Contains(b, "(and 5 more: find them with ToolSearch)\n</available-deferred-tools>") {
+		t.Errorf("block does not say how many more: ...%s", b[len(b)-80:])
+	}
+	if b := deferredBlock(names[:3]); b != "<available-deferred-tools>\ntool_00000\ntool_00001\ntool_00002\n</available-deferred-tools>" {
+		t.Errorf("short block = %q", b)
 	}
 }

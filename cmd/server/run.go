@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/demo"
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
@@ -68,6 +69,8 @@ type config struct {
 	heartbeat    time.Duration
 
 	limits service.LimitsConfig
+	// catalog takes the tenant cap and the name hold.
+	catalog catalog.Config
 
 	semantic        semantic.Mode
 	embedderURL     string
@@ -126,6 +129,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.IntVar(&c.limits.Streams.MaxInFlight, "limit-streams", service.DefaultStreamLimits.MaxInFlight, "each client's open streams (host sessions) (negative: no limit)")
 	fs.BoolVar(&c.limits.Loopback, "limit-loopback", false, "also limit unauthenticated clients on this machine (loopback), who all share one address")
 	fs.IntVar(&c.limits.Calls.MaxKeys, "limit-clients", limit.DefaultMaxKeys, "clients whose limits are remembered; the least recently seen idle one is forgotten first")
+	fs.IntVar(&c.catalog.MaxTenantTools, "max-tenant-tools", catalog.DefaultMaxTenantTools, "tools a tenant may hold of its own (RESOURCE_EXHAUSTED past it)")
+	fs.DurationVar(&c.catalog.Hold, "name-hold", catalog.DefaultHold, "how long a tool name and a host id stay their principal's after its last host leaves, so a stream blip never hands them to another principal")
 	c.auth.RegisterFlags(fs, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -161,6 +166,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if !(c.semanticRatio > 0 && c.semanticRatio <= 1) {
 		return nil, fmt.Errorf("--semantic-ratio must be in (0, 1], not %v", c.semanticRatio)
+	}
+	if c.catalog.MaxTenantTools <= 0 {
+		return nil, fmt.Errorf("--max-tenant-tools must be positive, not %d", c.catalog.MaxTenantTools)
+	}
+	if c.catalog.Hold < 0 {
+		return nil, fmt.Errorf("--name-hold must not be negative, not %v", c.catalog.Hold)
 	}
 	if c.semanticTimeout <= 0 {
 		return nil, fmt.Errorf("--semantic-timeout must be positive, not %v", c.semanticTimeout)
@@ -242,6 +253,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		Semantic:        store,
 		SemanticRatio:   c.semanticRatio,
 		SemanticTimeout: c.semanticTimeout,
+		Catalog:         c.catalog,
 	})
 	if err := loadCatalogs(ctx, svc, c, log); err != nil {
 		return err

@@ -113,6 +113,14 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 		{name: "bad env value", env: map[string]string{"TOOLDEX_SHARDS": "many"}, wantErr: "TOOLDEX_SHARDS"},
 		{name: "bad weights", args: []string{"--weight-keyword", "0", "--weight-tfidf", "0"}, wantErr: "weights"},
 		{name: "stray argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+		{name: "tenant cap not positive", args: []string{"--max-tenant-tools", "0"}, wantErr: "--max-tenant-tools"},
+		{name: "negative name hold", args: []string{"--name-hold", "-1s"}, wantErr: "--name-hold"},
+		{name: "catalog limits", args: []string{"--max-tenant-tools", "50", "--name-hold", "30s"}, check: func(c *config) string {
+			if c.catalog.MaxTenantTools != 50 || c.catalog.Hold != 30*time.Second {
+				return fmt.Sprintf("catalog %+v, want 50 tools and a 30s hold", c.catalog)
+			}
+			return ""
+		}},
 		{
 			name: "embedder from env",
 			env:  map[string]string{"TOOLDEX_EMBEDDER_URL": "http://127.0.0.1:11434/v1", "TOOLDEX_EMBEDDER_MODEL": "nomic-embed-text"},
