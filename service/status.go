@@ -54,6 +54,8 @@ func (s *Server) toStatus(err error) error {
 		return status.Error(codes.Unavailable, err.Error()+": the tool host went away during the call; its outcome is unknown")
 	case errors.Is(err, registry.ErrOverloaded):
 		return status.Error(codes.ResourceExhausted, err.Error()+": every host serving this tool is busy; retry shortly")
+	case errors.Is(err, ErrJournal):
+		return status.Error(codes.Unavailable, err.Error()+": the write was not stored; retry")
 	case errors.Is(err, index.ErrInvalidQuery):
 		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

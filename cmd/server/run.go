@@ -69,6 +69,8 @@ type config struct {
 	embedderKeyEnv  string
 	semanticRatio   float64
 	semanticTimeout time.Duration
+
+	nats natsConfig
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -111,6 +113,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
+	natsFlags(fs, &c.nats, getenv)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -145,6 +148,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if c.semanticTimeout <= 0 {
 		return nil, fmt.Errorf("--semantic-timeout must be positive, not %v", c.semanticTimeout)
+	}
+	if err := c.nats.check(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -232,6 +238,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := loadCatalogs(ctx, svc, c, log); err != nil {
 		return err
 	}
+	// The catalog files first, then the journal's replay over them.
+	stopReplica, err := startReplica(ctx, &c.nats, svc, log)
+	if err != nil {
+		return err
+	}
+	defer stopReplica()
 
 	lis, err := net.Listen("tcp", c.addr)
 	if err != nil {
