@@ -71,6 +71,7 @@ type Server struct {
 	sessions   *sessions
 	dense      *dense     // nil without an embedder
 	journal    *journaled // nil: the catalog is this process's only (journal.go)
+	remote     *remote    // nil: no other replicas (remote.go)
 
 	// hostsCtx ends every host session when cancelled (CloseHosts).
 	hostsCtx   context.Context

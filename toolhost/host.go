@@ -44,7 +44,9 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Config configures a Host. Only Addr and HostID are required.
 type Config struct {
-	// Addr is the tooldex server's address, as grpc.NewClient takes it.
+	// Addr is the tooldex server's address, as grpc.NewClient takes it, or
+	// several replicas' host:port addresses separated by commas (the host
+	// moves to the next that answers when its replica goes away).
 	Addr string
 	// HostID is the host's stable identity (e.g. "fs-worker-1").
 	HostID string
@@ -267,8 +269,9 @@ func (h *Host) Run(ctx context.Context) error {
 		h.mu.Unlock()
 	}()
 
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, h.cfg.DialOptions...)
-	conn, err := grpc.NewClient(h.cfg.Addr, opts...)
+	target, extra := dialTarget(h.cfg.Addr) // addrs.go: several replicas
+	opts := append(append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, extra...), h.cfg.DialOptions...)
+	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return fmt.Errorf("toolhost: connecting to %q: %w", h.cfg.Addr, err)
 	}

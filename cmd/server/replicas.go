@@ -99,16 +99,26 @@ func startReplica(ctx context.Context, n *natsConfig, svc *service.Server, log *
 		return nil, err
 	}
 	svc.SetJournal(j)
+	id := replica.NewID()
+	openCtx, cancel = context.WithTimeout(ctx, n.replayTimeout)
+	pres, err := node.OpenPresence(openCtx, id, svc)
+	cancel()
+	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	svc.SetForwarder(pres)
 	start := time.Now()
 	ready := make(chan struct{})
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = j.Watch(watchCtx, svc, sync.OnceFunc(func() { close(ready) })) })
+	wg.Go(func() { _ = pres.Run(watchCtx) })
 	timer := time.NewTimer(n.replayTimeout)
 	defer timer.Stop()
 	select {
 	case <-ready:
-		log.Info("catalog replayed", zap.Bool("embedded", node.Embedded()), zap.String("data_dir", n.dataDir), zap.Duration("took", time.Since(start)))
+		log.Info("catalog replayed", zap.String("replica", id), zap.Bool("embedded", node.Embedded()), zap.String("data_dir", n.dataDir), zap.Duration("took", time.Since(start)))
 	case <-timer.C:
 		log.Warn("catalog replay still going on; serving meanwhile", zap.Duration("waited", n.replayTimeout))
 	case <-ctx.Done():
