@@ -70,7 +70,9 @@ type peer struct {
 	seen     time.Time
 	inFlight int
 	slots    int
-	gone     chan struct{} // closed when the replica is gone
+	// ctx is cancelled when the replica is gone.
+	ctx  context.Context
+	gone context.CancelFunc
 }
 
 type remoteSession struct {
@@ -343,7 +345,8 @@ func (p *Presence) apply(e jetstream.KeyValueEntry) {
 func (p *Presence) peerLocked(id string) *peer {
 	pr := p.peers[id]
 	if pr == nil {
-		pr = &peer{id: id, gone: make(chan struct{})}
+		pr = &peer{id: id}
+		pr.ctx, pr.gone = context.WithCancel(context.Background())
 		p.peers[id] = pr
 	}
 	return pr
@@ -385,7 +388,7 @@ func (p *Presence) dropPeer(id string) {
 		return
 	}
 	delete(p.peers, id)
-	close(pr.gone)
+	pr.gone()
 	var gone []*remoteSession
 	for k, rs := range p.sessions {
 		if rs.peer == pr {
@@ -504,15 +507,8 @@ func (p *Presence) request(ctx context.Context, pr *peer, m *nats.Msg, deadline 
 		rctx, c2 = context.WithDeadline(rctx, deadline)
 		defer c2()
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-pr.gone:
-			cancel(errReplicaGone)
-		case <-done:
-		}
-	}()
+	stop := context.AfterFunc(pr.ctx, func() { cancel(errReplicaGone) })
+	defer stop()
 	reply, err := p.n.nc.RequestMsgWithContext(rctx, m)
 	if err != nil {
 		switch {

@@ -99,21 +99,29 @@ func startReplica(ctx context.Context, n *natsConfig, svc *service.Server, log *
 		return nil, err
 	}
 	svc.SetJournal(j)
+	// Presence (hosts across replicas, forwarded calls) only on a shared
+	// NATS: an embedded server listens on no port, so no other replica
+	// can join it.
 	id := replica.NewID()
-	openCtx, cancel = context.WithTimeout(ctx, n.replayTimeout)
-	pres, err := node.OpenPresence(openCtx, id, svc)
-	cancel()
-	if err != nil {
-		node.Close()
-		return nil, err
+	var pres *replica.Presence
+	if !node.Embedded() {
+		openCtx, cancel = context.WithTimeout(ctx, n.replayTimeout)
+		pres, err = node.OpenPresence(openCtx, id, svc)
+		cancel()
+		if err != nil {
+			node.Close()
+			return nil, err
+		}
+		svc.SetForwarder(pres)
 	}
-	svc.SetForwarder(pres)
 	start := time.Now()
 	ready := make(chan struct{})
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = j.Watch(watchCtx, svc, sync.OnceFunc(func() { close(ready) })) })
-	wg.Go(func() { _ = pres.Run(watchCtx) })
+	if pres != nil {
+		wg.Go(func() { _ = pres.Run(watchCtx) })
+	}
 	timer := time.NewTimer(n.replayTimeout)
 	defer timer.Stop()
 	select {
