@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/dialtarget"
 )
 
 // Defaults for the zero values of Config.
@@ -269,7 +270,7 @@ func (h *Host) Run(ctx context.Context) error {
 		h.mu.Unlock()
 	}()
 
-	target, extra := dialTarget(h.cfg.Addr) // addrs.go: several replicas
+	target, extra := dialtarget.Of(h.cfg.Addr) // several replicas
 	opts := append(append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, extra...), h.cfg.DialOptions...)
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {

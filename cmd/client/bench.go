@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/dialtarget"
 )
 
 // cmdBench measures a deployment: tooldex bench search [--concurrency N]
@@ -63,7 +64,8 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 	if queries[0] == "" {
 		queries = []string{"slack send message", "read a file", "create github issue", "schedule cron job", "time zone", "calculate expression"}
 	}
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	target, extra := dialtarget.Of(c.addr) // several replicas: the first that answers
+	conn, err := grpc.NewClient(target, append(extra, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return fmt.Errorf("bench: connect %s: %w", c.addr, err)
 	}

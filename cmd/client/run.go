@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/dialtarget"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
@@ -50,7 +51,7 @@ func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	if addr == "" {
 		addr = "localhost:50051"
 	}
-	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR)")
+	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR); several replicas comma-separated, or a dns:/// name")
 	fs.BoolVar(&c.json, "json", false, "print the response as JSON")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline for the call")
 }
@@ -109,7 +110,8 @@ func newFlags(name string, e env, c *common) *flag.FlagSet {
 // dial connects to the server and returns a client and a context with the
 // command's deadline.
 func dial(ctx context.Context, c *common) (tooldexv1.DiscoveryServiceClient, context.Context, func(), error) {
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	target, extra := dialtarget.Of(c.addr) // several replicas: the first that answers
+	conn, err := grpc.NewClient(target, append(extra, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connect %s: %w", c.addr, err)
 	}
