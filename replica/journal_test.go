@@ -144,3 +144,18 @@ func TestReplicasShareTheCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestDataDirInUse: a second embedded server on a data directory in use
+// is refused (JetStream would corrupt the store); the directory is free
+// again once the first closes.
+func TestDataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	first := startNode(t, dir)
+	if n, err := replica.Start(replica.Config{DataDir: dir}); err == nil {
+		n.Close()
+		first.Close()
+		t.Fatal("a second node on the same data directory started")
+	}
+	first.Close()
+	startNode(t, dir).Close()
+}

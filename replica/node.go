@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -43,8 +46,11 @@ const maxPayload = 8 << 20
 type Node struct {
 	cfg Config
 	ns  *server.Server // nil when external
-	nc  *nats.Conn
-	js  jetstream.JetStream
+	// lock holds the data directory (one embedded server per directory:
+	// JetStream's store does not lock it itself).
+	lock *flock.Flock
+	nc   *nats.Conn
+	js   jetstream.JetStream
 }
 
 // Start connects to NATS as cfg says: it starts the embedded server
@@ -74,6 +80,11 @@ func Start(cfg Config) (*Node, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("replica: data directory: %w", err)
 		}
+		lock := flock.New(filepath.Join(cfg.DataDir, "tooldex.lock"))
+		if ok, err := lock.TryLock(); err != nil || !ok {
+			return nil, fmt.Errorf("replica: data directory %s is in use by another tooldex process (%v): give each its own --data-dir, or join them on one NATS with --nats-url", cfg.DataDir, err)
+		}
+		n.lock = lock
 		ns, err := server.NewServer(&server.Options{
 			ServerName: "tooldex-embedded",
 			DontListen: true,
@@ -84,11 +95,13 @@ func Start(cfg Config) (*Node, error) {
 			NoLog:      true,
 		})
 		if err != nil {
+			_ = lock.Unlock()
 			return nil, fmt.Errorf("replica: embedded NATS: %w", err)
 		}
 		ns.Start()
 		if !ns.ReadyForConnections(30 * time.Second) {
 			ns.Shutdown()
+			_ = lock.Unlock()
 			return nil, errors.New("replica: embedded NATS not ready within 30s")
 		}
 		n.ns = ns
@@ -158,5 +171,8 @@ func (n *Node) Close() {
 	if n.ns != nil {
 		n.ns.Shutdown()
 		n.ns.WaitForShutdown()
+	}
+	if n.lock != nil {
+		_ = n.lock.Unlock()
 	}
 }
