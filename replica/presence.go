@@ -464,9 +464,10 @@ const (
 )
 
 // Forward sends c to the least-loaded replica whose host serves the tool,
-// once: a replica that has no subscriber (gone before the call reached
-// it) is skipped for the next; one that goes away during the call makes
-// it fail with registry.ErrHostGone, never a second attempt.
+// once: a replica that did not run it (no subscriber: gone before the
+// call reached it; or no free host there) is skipped for the next; one
+// that goes away during the call makes it fail with registry.ErrHostGone,
+// never a second attempt.
 func (p *Presence) Forward(ctx context.Context, c service.ForwardCall) (service.ForwardResult, error) {
 	call := &tooldexv1.ExecuteCall{ToolName: c.Tool, Params: c.Params, ParamsJson: c.ParamsJSON, Caller: c.Caller}
 	if !c.Deadline.IsZero() {
@@ -492,8 +493,12 @@ func (p *Presence) Forward(ctx context.Context, c service.ForwardCall) (service.
 			m.Header.Set(hIdempotent, "1")
 		}
 		res, err := p.request(ctx, pr, m, c.Deadline)
-		if errors.Is(err, nats.ErrNoResponders) {
-			continue // nobody took it: it never ran
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, errNoHost) || errors.Is(err, errOverloaded) {
+			// Nobody took it (the replica is gone, or its host left or is
+			// full): it never ran, another replica may run it.
+			if ctx.Err() == nil {
+				continue
+			}
 		}
 		return res, err
 	}

@@ -48,7 +48,7 @@ func defaultDataDir(getenv func(string) string) string {
 
 func natsFlags(fs *flag.FlagSet, n *natsConfig, getenv func(string) string) {
 	fs.StringVar(&n.dataDir, "data-dir", defaultDataDir(getenv), `directory of the embedded NATS's JetStream store, which keeps the registered catalog across restarts ("": memory only, as one process without NATS)`)
-	fs.StringVar(&n.url, "nats-url", "", "join an external NATS cluster (nats://host:4222, comma-separated for several) instead of the embedded server: replicas on one cluster share the catalog and each other's hosts")
+	fs.StringVar(&n.url, "nats-url", "", "join an external NATS cluster (nats://host:4222, comma-separated for several) instead of the embedded server (--data-dir is then unused): replicas on one cluster share the catalog and each other's hosts")
 	fs.StringVar(&n.creds, "nats-creds", "", "NATS credentials file (with --nats-url)")
 	fs.StringVar(&n.ca, "nats-ca", "", "CA certificate file verifying the NATS servers (with --nats-url)")
 	fs.StringVar(&n.cert, "nats-cert", "", "client certificate file for NATS TLS (with --nats-key)")
