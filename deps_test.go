@@ -53,8 +53,10 @@ func TestDependencies(t *testing.T) {
 			},
 		},
 		{
+			// The service knows replicas only through its Journal and
+			// Forwarder interfaces.
 			pattern:   "./service",
-			forbidden: []string{mod + "/cmd"},
+			forbidden: []string{mod + "/cmd", mod + "/replica", "github.com/nats-io/nats.go"},
 		},
 		{
 			// Storage of definitions: no logging, nothing above it (gen's
