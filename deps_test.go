@@ -63,16 +63,19 @@ func TestDependencies(t *testing.T) {
 		},
 		{
 			// The wire: what speaks the API without the server's insides.
-			patterns:  []string{"./gen/...", "./internal/apidesc", "./limit", "./manifest", "./toolfile", "./toolhost", "./demohost", "./mcpbridge", "./mcpfacade"},
+			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./limit", "./manifest", "./toolfile", "./toolhost", "./demohost", "./mcpbridge", "./mcpfacade"},
 			forbidden: server,
 		},
 		{
+			// The service knows replicas only through its Journal and
+			// Forwarder interfaces.
 			patterns:  []string{"./service/..."},
-			forbidden: []string{mod + "/cmd", mod + "/internal/cli", mod + "/mcpfacade", mod + "/mcpbridge"},
+			forbidden: []string{mod + "/cmd", mod + "/internal/cli", mod + "/mcpfacade", mod + "/mcpbridge", mod + "/replica", "github.com/nats-io/nats.go"},
 		},
 		{
-			// The commands may use anything but the tests.
-			patterns:  []string{"./cmd/...", "./internal/cli"},
+			// The commands, and the replicas they wire in, may use anything
+			// but the tests.
+			patterns:  []string{"./cmd/...", "./internal/cli", "./replica/..."},
 			forbidden: []string{mod + "/e2e"},
 		},
 		{

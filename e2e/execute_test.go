@@ -50,7 +50,9 @@ type tserver struct {
 func launch(t *testing.T, args ...string) *tserver {
 	t.Helper()
 	bin := binaries(t)
-	args = append([]string{"--addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-grace", "2s"}, args...)
+	// Memory only unless a test names a data directory: an e2e run never
+	// writes into the user's state directory.
+	args = append([]string{"--addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-grace", "2s", "--data-dir="}, args...)
 	cmd := exec.Command(filepath.Join(bin, "tooldex-server"), args...)
 	cmd.Env = os.Environ()
 	stderr, err := cmd.StderrPipe()

@@ -75,7 +75,8 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 		rec.outcome = "denied"
 		return nil, rec, fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
 	}
-	if !s.reg.Serving(e.Tenant(), name) {
+	ok, local := s.serving(e.Tenant(), name) // remote.go: here, or on another replica
+	if !ok {
 		rec.outcome = "no_host"
 		return nil, rec, fmt.Errorf("%w: %s", registry.ErrNoHost, name)
 	}
@@ -110,7 +111,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	res, err := s.reg.Call(ctx, registry.Call{
+	res, err := s.callHost(ctx, local, registry.Call{
 		Tenant: e.Tenant(), Tool: name, Params: params, Caller: sub.Caller, Deadline: deadline,
 		Idempotent: e.Idempotent(),
 	})

@@ -69,7 +69,9 @@ type Server struct {
 	maxExecute time.Duration
 	metrics    *Metrics
 	sessions   *sessions
-	dense      *dense // nil without an embedder
+	dense      *dense     // nil without an embedder
+	journal    *journaled // nil: the catalog is this process's only (journal.go)
+	remote     *remote    // nil: no other replicas (remote.go)
 
 	// hostsCtx ends every host session when cancelled (CloseHosts).
 	hostsCtx   context.Context
@@ -213,9 +215,16 @@ func (s *Server) register(ctx context.Context, req *tooldexv1.RegisterToolsReque
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	done, err := s.cat.Register(tenant, principalOf(ctx).Name, entries, req.GetValidateOnly())
+	by := principalOf(ctx).Name
+	journal := s.journal != nil && !req.GetValidateOnly()
+	done, err := s.cat.Register(tenant, by, entries, req.GetValidateOnly() || journal)
 	if err != nil {
 		return nil, err
+	}
+	if journal {
+		if err := s.journalRegister(ctx, tenant, by, entries, done); err != nil {
+			return nil, err
+		}
 	}
 	resp := &tooldexv1.RegisterToolsResponse{Results: make([]*tooldexv1.RegisterResult, len(done))}
 	for i, r := range done {
@@ -247,7 +256,12 @@ func (s *Server) unregister(ctx context.Context, req *tooldexv1.UnregisterToolsR
 		ve.add("names", "has %d names, at most %d per request", len(names), catalog.MaxBatch)
 		return nil, ve.err()
 	}
-	removed, notFound, err := s.cat.Unregister(tenant, names)
+	var removed, notFound []string
+	if s.journal != nil {
+		removed, notFound, err = s.journalUnregister(ctx, tenant, names)
+	} else {
+		removed, notFound, err = s.cat.Unregister(tenant, names)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,8 @@ func statusOf(log *zap.Logger, err error) error {
 			vs = append(vs, Violation{Field: v.Path, Description: v.Description})
 		}
 		return badRequest(spe.Error(), vs)
+	case errors.Is(err, ErrJournal):
+		return status.Error(codes.Unavailable, err.Error()+": the write was not stored; retry")
 	case errors.Is(err, index.ErrInvalidQuery):
 		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/dialtarget"
 )
 
 // Defaults for the zero values of Config.
@@ -44,7 +45,9 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Config configures a Host. Only Addr and HostID are required.
 type Config struct {
-	// Addr is the tooldex server's address, as grpc.NewClient takes it.
+	// Addr is the tooldex server's address, as grpc.NewClient takes it, or
+	// several replicas' host:port addresses separated by commas (the host
+	// moves to the next that answers when its replica goes away).
 	Addr string
 	// HostID is the host's stable identity (e.g. "fs-worker-1").
 	HostID string
@@ -275,7 +278,8 @@ func (h *Host) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("toolhost: credentials: %w", err)
 	}
-	conn, err := grpc.NewClient(h.cfg.Addr, append(opts, h.cfg.DialOptions...)...)
+	target, extra := dialtarget.Of(h.cfg.Addr) // several replicas
+	conn, err := grpc.NewClient(target, append(append(opts, extra...), h.cfg.DialOptions...)...)
 	if err != nil {
 		return fmt.Errorf("toolhost: connecting to %q: %w", h.cfg.Addr, err)
 	}

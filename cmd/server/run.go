@@ -80,6 +80,7 @@ type config struct {
 	semanticTimeout time.Duration
 
 	auth auth.ServerFlags
+	nats natsConfig
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -132,6 +133,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.IntVar(&c.catalog.MaxTenantTools, "max-tenant-tools", catalog.DefaultMaxTenantTools, "tools a tenant may hold of its own (RESOURCE_EXHAUSTED past it)")
 	fs.DurationVar(&c.catalog.Hold, "name-hold", catalog.DefaultHold, "how long a tool name and a host id stay their principal's after its last host leaves, so a stream blip never hands them to another principal")
 	c.auth.RegisterFlags(fs, "")
+	natsFlags(fs, &c.nats, getenv)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -175,6 +177,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if c.semanticTimeout <= 0 {
 		return nil, fmt.Errorf("--semantic-timeout must be positive, not %v", c.semanticTimeout)
+	}
+	if err := c.nats.check(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -258,6 +263,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := loadCatalogs(ctx, svc, c, log); err != nil {
 		return err
 	}
+	// The catalog files first, then the journal's replay over them.
+	stopReplica, err := startReplica(ctx, &c.nats, svc, log)
+	if err != nil {
+		return err
+	}
+	defer stopReplica()
 
 	tlsConf, err := c.auth.TLSConfig()
 	if err != nil {

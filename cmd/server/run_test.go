@@ -175,7 +175,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	var logs bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--shutdown-grace", "1s"}, func(string) string { return "" }, &syncWriter{b: &logs})
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--shutdown-grace", "1s", "--data-dir="}, func(string) string { return "" }, &syncWriter{b: &logs})
 	}()
 	time.Sleep(50 * time.Millisecond)
 	cancel()

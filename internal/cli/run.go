@@ -20,6 +20,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/dialtarget"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
@@ -56,7 +57,7 @@ func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	if addr == "" {
 		addr = "localhost:50051"
 	}
-	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR)")
+	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR); several replicas comma-separated, or a dns:/// name")
 	fs.BoolVar(&c.json, "json", false, "print the response as JSON")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline for the call")
 	c.creds.RegisterFlags(fs, getenv)
@@ -180,7 +181,8 @@ func connect(c *common) (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(c.addr, opts...)
+	target, extra := dialtarget.Of(c.addr) // several replicas: the first that answers
+	conn, err := grpc.NewClient(target, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", c.addr, err)
 	}

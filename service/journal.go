@@ -1,0 +1,186 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/tooldex/tooldex/catalog"
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+)
+
+// Journal persists the frontend writes to the catalog and carries them to
+// every replica (package replica implements it on JetStream key-value).
+// Without one (the default, and --data-dir="") the catalog lives in this
+// process's memory only.
+//
+// A write goes to the journal first and, once the journal holds it, to
+// this replica's catalog: a registration acknowledged to a frontend is
+// durable, and visible on the replica that took it (read-your-writes).
+// Every replica, this one included, is then told of the write by the
+// journal's watcher (ApplyJournal); the revision of each tool orders the
+// writes, so a replica that already applied a write (or a later one)
+// skips it.
+type Journal interface {
+	// Put stores tenant's tools, as the catalog stores them (source and
+	// loading set), and returns the revision of each.
+	Put(ctx context.Context, tenant string, tools []*tooldexv1.Tool) ([]uint64, error)
+	// Remove records the removal of tenant's tools by name, and returns
+	// the revision of each.
+	Remove(ctx context.Context, tenant string, names []string) ([]uint64, error)
+}
+
+// ErrJournal: the journal did not take a write (UNAVAILABLE); nothing was
+// changed on this replica.
+var ErrJournal = errors.New("catalog journal unavailable")
+
+// journaled is the journal of a Server and the revision of each tool it
+// applied, so that writes apply in revision order whichever path (the
+// write's own replica, or the watcher) brings them first.
+type journaled struct {
+	j Journal
+
+	mu   sync.Mutex
+	revs map[toolRef]uint64
+}
+
+type toolRef struct{ tenant, name string }
+
+// SetJournal makes the server write frontend registrations and removals
+// through j. Call it before serving, after the catalog files are loaded:
+// they are the operator's, loaded from the file at every start, never
+// journaled.
+func (s *Server) SetJournal(j Journal) {
+	s.journal = &journaled{j: j, revs: make(map[toolRef]uint64)}
+}
+
+// newer records rev for ref and reports whether it is later than what was
+// applied. The caller holds jl.mu.
+func (jl *journaled) newer(ref toolRef, rev uint64) bool {
+	if rev <= jl.revs[ref] {
+		return false
+	}
+	jl.revs[ref] = rev
+	return true
+}
+
+// ApplyJournal applies one journaled write to this replica's catalog:
+// tool is the tool stored under tenant and name, nil for a removal. A
+// write at or before the revision already applied is skipped; a write the
+// catalog refuses (a name this replica's hosts serve) is logged and
+// skipped. It is the journal watcher's callback.
+func (s *Server) ApplyJournal(tenant, name string, tool *tooldexv1.Tool, rev uint64) {
+	jl := s.journal
+	if jl == nil {
+		return
+	}
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	if !jl.newer(toolRef{tenant, name}, rev) {
+		return
+	}
+	if tool == nil {
+		if e := s.cat.Get(tenant, name); e == nil || e.Tenant() != tenant {
+			return
+		}
+		if _, _, err := s.cat.Unregister(tenant, []string{name}); err != nil {
+			s.log.Warn("journal: removal not applied", zap.String("tenant", tenant), zap.String("tool", name), zap.Uint64("revision", rev), zap.Error(err))
+		}
+		return
+	}
+	ve := &catalog.ValidationError{}
+	e := catalog.NewEntry(ve, "tool", tool, tenant, tooldexv1.Origin_ORIGIN_FRONTEND, "", tool.GetLoading())
+	if err := ve.Err(); err != nil || e == nil || e.Name() != name {
+		s.log.Warn("journal: invalid tool skipped", zap.String("tenant", tenant), zap.String("tool", name), zap.Uint64("revision", rev), zap.Error(err))
+		return
+	}
+	// Who registered it is not journaled: a name a host principal holds
+	// refuses the replayed write, as it would refuse any other frontend's.
+	if _, err := s.cat.Register(tenant, "", []*catalog.Entry{e}, false); err != nil {
+		s.log.Warn("journal: registration not applied", zap.String("tenant", tenant), zap.String("tool", name), zap.Uint64("revision", rev), zap.Error(err))
+	}
+}
+
+// journalRegister registers entries (checked by a validate-only Register
+// that returned done) through the journal, then in the catalog. Only the
+// entries whose revision is the newest applied go in (a later write from
+// another replica may have come first).
+func (s *Server) journalRegister(ctx context.Context, tenant, by string, entries []*catalog.Entry, done []catalog.Registered) error {
+	var put []*catalog.Entry
+	for i, e := range entries {
+		if done[i].Outcome != tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED {
+			put = append(put, e)
+		}
+	}
+	if len(put) == 0 {
+		return nil
+	}
+	tools := make([]*tooldexv1.Tool, len(put))
+	for i, e := range put {
+		tools[i] = e.Tool()
+	}
+	revs, err := s.journal.j.Put(ctx, tenant, tools)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	jl := s.journal
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	keep := put[:0]
+	for i, e := range put {
+		if jl.newer(toolRef{tenant, e.Name()}, revs[i]) {
+			keep = append(keep, e)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	// The journal holds the batch: a refusal now (a host claimed a name
+	// since the check) leaves this replica without it until the watcher
+	// brings it again, which the catalog refuses the same way.
+	_, err = s.cat.Register(tenant, by, keep, false)
+	return err
+}
+
+// journalUnregister removes names through the journal, then from the
+// catalog. Names the tenant does not hold of its own are not journaled;
+// a name a later write (from another replica) brought back stays.
+func (s *Server) journalUnregister(ctx context.Context, tenant string, names []string) (removed, notFound []string, err error) {
+	var held []string
+	for _, n := range names {
+		if s.reg.Serving(tenant, n) {
+			// Hosts here serve it: the catalog says so, nothing is journaled.
+			return s.cat.Unregister(tenant, names)
+		}
+		if e := s.cat.Get(tenant, n); e != nil && e.Tenant() == tenant {
+			held = append(held, n)
+		}
+	}
+	if len(held) == 0 {
+		return s.cat.Unregister(tenant, names)
+	}
+	revs, err := s.journal.j.Remove(ctx, tenant, held)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrJournal, err)
+	}
+	jl := s.journal
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	drop := held[:0]
+	for i, n := range held {
+		if jl.newer(toolRef{tenant, n}, revs[i]) {
+			drop = append(drop, n)
+		}
+	}
+	removed, _, err = s.cat.Unregister(tenant, drop)
+	for _, n := range names {
+		if !slices.Contains(removed, n) {
+			notFound = append(notFound, n)
+		}
+	}
+	return removed, notFound, err
+}
