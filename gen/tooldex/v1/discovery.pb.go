@@ -1237,6 +1237,205 @@ func (x *ExecuteResponse) GetApprovalRequired() *ApprovalRequest {
 	return nil
 }
 
+// ExecuteStreamRequest is an Execute with progress.
+type ExecuteStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call, as Execute takes it.
+	Request       *ExecuteRequest `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteStreamRequest) Reset() {
+	*x = ExecuteStreamRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteStreamRequest) ProtoMessage() {}
+
+func (x *ExecuteStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteStreamRequest.ProtoReflect.Descriptor instead.
+func (*ExecuteStreamRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ExecuteStreamRequest) GetRequest() *ExecuteRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+// ExecuteStreamResponse is one message of an ExecuteStream: progress
+// reports, then the result.
+type ExecuteStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The message.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ExecuteStreamResponse_Progress
+	//	*ExecuteStreamResponse_Result
+	Event         isExecuteStreamResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteStreamResponse) Reset() {
+	*x = ExecuteStreamResponse{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteStreamResponse) ProtoMessage() {}
+
+func (x *ExecuteStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteStreamResponse.ProtoReflect.Descriptor instead.
+func (*ExecuteStreamResponse) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ExecuteStreamResponse) GetEvent() isExecuteStreamResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ExecuteStreamResponse) GetProgress() *ExecuteProgress {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteStreamResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteStreamResponse) GetResult() *ExecuteResponse {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteStreamResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isExecuteStreamResponse_Event interface {
+	isExecuteStreamResponse_Event()
+}
+
+type ExecuteStreamResponse_Progress struct {
+	// Progress of the running call.
+	Progress *ExecuteProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type ExecuteStreamResponse_Result struct {
+	// The result, last: what Execute would have returned.
+	Result *ExecuteResponse `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+}
+
+func (*ExecuteStreamResponse_Progress) isExecuteStreamResponse_Event() {}
+
+func (*ExecuteStreamResponse_Result) isExecuteStreamResponse_Event() {}
+
+// ExecuteProgress is a progress report of a running call (MCP's
+// notifications/progress).
+type ExecuteProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Progress so far; increases with each report.
+	Progress float64 `protobuf:"fixed64,1,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Total, when known (0: unknown).
+	Total float64 `protobuf:"fixed64,2,opt,name=total,proto3" json:"total,omitempty"`
+	// A human-readable message.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteProgress) Reset() {
+	*x = ExecuteProgress{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteProgress) ProtoMessage() {}
+
+func (x *ExecuteProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteProgress.ProtoReflect.Descriptor instead.
+func (*ExecuteProgress) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ExecuteProgress) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ExecuteProgress) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ExecuteProgress) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ApprovalRequest describes a call that needs the user's approval.
 type ApprovalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1254,7 +1453,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1266,7 +1465,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1279,7 +1478,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{14}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ApprovalRequest) GetToolName() string {
@@ -1319,7 +1518,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1530,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1543,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{15}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{18}
 }
 
 // ListHostsResponse lists connected hosts.
@@ -1358,7 +1557,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1569,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1582,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{16}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListHostsResponse) GetHosts() []*HostInfo {
@@ -1416,7 +1615,7 @@ type HostInfo struct {
 
 func (x *HostInfo) Reset() {
 	*x = HostInfo{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1627,7 @@ func (x *HostInfo) String() string {
 func (*HostInfo) ProtoMessage() {}
 
 func (x *HostInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1640,7 @@ func (x *HostInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostInfo.ProtoReflect.Descriptor instead.
 func (*HostInfo) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{17}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HostInfo) GetHostId() string {
@@ -1512,7 +1711,7 @@ type GetManifestRequest struct {
 
 func (x *GetManifestRequest) Reset() {
 	*x = GetManifestRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1723,7 @@ func (x *GetManifestRequest) String() string {
 func (*GetManifestRequest) ProtoMessage() {}
 
 func (x *GetManifestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1736,7 @@ func (x *GetManifestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetManifestRequest.ProtoReflect.Descriptor instead.
 func (*GetManifestRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{18}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetManifestRequest) GetProvider() string {
@@ -1602,7 +1801,7 @@ type GetManifestResponse struct {
 
 func (x *GetManifestResponse) Reset() {
 	*x = GetManifestResponse{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1813,7 @@ func (x *GetManifestResponse) String() string {
 func (*GetManifestResponse) ProtoMessage() {}
 
 func (x *GetManifestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1826,7 @@ func (x *GetManifestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetManifestResponse.ProtoReflect.Descriptor instead.
 func (*GetManifestResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{19}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetManifestResponse) GetProvider() string {
@@ -1692,7 +1891,7 @@ type NameMapping struct {
 
 func (x *NameMapping) Reset() {
 	*x = NameMapping{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +1903,7 @@ func (x *NameMapping) String() string {
 func (*NameMapping) ProtoMessage() {}
 
 func (x *NameMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +1916,7 @@ func (x *NameMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NameMapping.ProtoReflect.Descriptor instead.
 func (*NameMapping) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{20}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NameMapping) GetProviderName() string {
@@ -1761,7 +1960,7 @@ type PrefetchRequest struct {
 
 func (x *PrefetchRequest) Reset() {
 	*x = PrefetchRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1773,7 +1972,7 @@ func (x *PrefetchRequest) String() string {
 func (*PrefetchRequest) ProtoMessage() {}
 
 func (x *PrefetchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1786,7 +1985,7 @@ func (x *PrefetchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchRequest.ProtoReflect.Descriptor instead.
 func (*PrefetchRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{21}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PrefetchRequest) GetSessionId() string {
@@ -1858,7 +2057,7 @@ type PrefetchResponse struct {
 
 func (x *PrefetchResponse) Reset() {
 	*x = PrefetchResponse{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1870,7 +2069,7 @@ func (x *PrefetchResponse) String() string {
 func (*PrefetchResponse) ProtoMessage() {}
 
 func (x *PrefetchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1883,7 +2082,7 @@ func (x *PrefetchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchResponse.ProtoReflect.Descriptor instead.
 func (*PrefetchResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{22}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PrefetchResponse) GetResults() []*SearchResult {
@@ -1981,7 +2180,17 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x17\n" +
 	"\acall_id\x18\x05 \x01(\tR\x06callId\x12\x17\n" +
 	"\ahost_id\x18\x06 \x01(\tR\x06hostId\x12H\n" +
-	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\"\x90\x01\n" +
+	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\"L\n" +
+	"\x14ExecuteStreamRequest\x124\n" +
+	"\arequest\x18\x01 \x01(\v2\x1a.tooldex.v1.ExecuteRequestR\arequest\"\x92\x01\n" +
+	"\x15ExecuteStreamResponse\x129\n" +
+	"\bprogress\x18\x01 \x01(\v2\x1b.tooldex.v1.ExecuteProgressH\x00R\bprogress\x125\n" +
+	"\x06result\x18\x02 \x01(\v2\x1b.tooldex.v1.ExecuteResponseH\x00R\x06resultB\a\n" +
+	"\x05event\"]\n" +
+	"\x0fExecuteProgress\x12\x1a\n" +
+	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x90\x01\n" +
 	"\x0fApprovalRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12%\n" +
 	"\x0eparams_summary\x18\x02 \x01(\tR\rparamsSummary\x12%\n" +
@@ -2049,14 +2258,15 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12QUERY_MODE_KEYWORD\x10\x01\x12\x15\n" +
 	"\x11QUERY_MODE_SELECT\x10\x02\x12\x17\n" +
 	"\x13QUERY_MODE_DISCOVER\x10\x03\x12\x15\n" +
-	"\x11QUERY_MODE_PREFIX\x10\x042\xbb\x05\n" +
+	"\x11QUERY_MODE_PREFIX\x10\x042\x93\x06\n" +
 	"\x10DiscoveryService\x12T\n" +
 	"\rRegisterTools\x12 .tooldex.v1.RegisterToolsRequest\x1a!.tooldex.v1.RegisterToolsResponse\x12Z\n" +
 	"\x0fUnregisterTools\x12\".tooldex.v1.UnregisterToolsRequest\x1a#.tooldex.v1.UnregisterToolsResponse\x12H\n" +
 	"\tListTools\x12\x1c.tooldex.v1.ListToolsRequest\x1a\x1d.tooldex.v1.ListToolsResponse\x12?\n" +
 	"\x06Search\x12\x19.tooldex.v1.SearchRequest\x1a\x1a.tooldex.v1.SearchResponse\x12E\n" +
 	"\bDiscover\x12\x1b.tooldex.v1.DiscoverRequest\x1a\x1c.tooldex.v1.DiscoverResponse\x12B\n" +
-	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12H\n" +
+	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12V\n" +
+	"\rExecuteStream\x12 .tooldex.v1.ExecuteStreamRequest\x1a!.tooldex.v1.ExecuteStreamResponse0\x01\x12H\n" +
 	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponse\x12N\n" +
 	"\vGetManifest\x12\x1e.tooldex.v1.GetManifestRequest\x1a\x1f.tooldex.v1.GetManifestResponse\x12E\n" +
 	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB\x9e\x01\n" +
@@ -2077,7 +2287,7 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 }
 
 var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(SchemaView)(0),                 // 0: tooldex.v1.SchemaView
 	(MatchKind)(0),                  // 1: tooldex.v1.MatchKind
@@ -2096,66 +2306,74 @@ var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(*DiscoverResponse)(nil),        // 14: tooldex.v1.DiscoverResponse
 	(*ExecuteRequest)(nil),          // 15: tooldex.v1.ExecuteRequest
 	(*ExecuteResponse)(nil),         // 16: tooldex.v1.ExecuteResponse
-	(*ApprovalRequest)(nil),         // 17: tooldex.v1.ApprovalRequest
-	(*ListHostsRequest)(nil),        // 18: tooldex.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),       // 19: tooldex.v1.ListHostsResponse
-	(*HostInfo)(nil),                // 20: tooldex.v1.HostInfo
-	(*GetManifestRequest)(nil),      // 21: tooldex.v1.GetManifestRequest
-	(*GetManifestResponse)(nil),     // 22: tooldex.v1.GetManifestResponse
-	(*NameMapping)(nil),             // 23: tooldex.v1.NameMapping
-	(*PrefetchRequest)(nil),         // 24: tooldex.v1.PrefetchRequest
-	(*PrefetchResponse)(nil),        // 25: tooldex.v1.PrefetchResponse
-	(*Tool)(nil),                    // 26: tooldex.v1.Tool
-	(RegisterOutcome)(0),            // 27: tooldex.v1.RegisterOutcome
-	(Loading)(0),                    // 28: tooldex.v1.Loading
-	(*structpb.Struct)(nil),         // 29: google.protobuf.Struct
-	(*Content)(nil),                 // 30: tooldex.v1.Content
+	(*ExecuteStreamRequest)(nil),    // 17: tooldex.v1.ExecuteStreamRequest
+	(*ExecuteStreamResponse)(nil),   // 18: tooldex.v1.ExecuteStreamResponse
+	(*ExecuteProgress)(nil),         // 19: tooldex.v1.ExecuteProgress
+	(*ApprovalRequest)(nil),         // 20: tooldex.v1.ApprovalRequest
+	(*ListHostsRequest)(nil),        // 21: tooldex.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),       // 22: tooldex.v1.ListHostsResponse
+	(*HostInfo)(nil),                // 23: tooldex.v1.HostInfo
+	(*GetManifestRequest)(nil),      // 24: tooldex.v1.GetManifestRequest
+	(*GetManifestResponse)(nil),     // 25: tooldex.v1.GetManifestResponse
+	(*NameMapping)(nil),             // 26: tooldex.v1.NameMapping
+	(*PrefetchRequest)(nil),         // 27: tooldex.v1.PrefetchRequest
+	(*PrefetchResponse)(nil),        // 28: tooldex.v1.PrefetchResponse
+	(*Tool)(nil),                    // 29: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 30: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 31: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 32: google.protobuf.Struct
+	(*Content)(nil),                 // 33: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	26, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	29, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
 	5,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	27, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	28, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	28, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	26, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	30, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	31, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	31, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	29, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
 	0,  // 6: tooldex.v1.SearchRequest.schema_view:type_name -> tooldex.v1.SchemaView
 	12, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
 	2,  // 8: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	26, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	29, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
 	1,  // 10: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
 	0,  // 11: tooldex.v1.DiscoverRequest.schema_view:type_name -> tooldex.v1.SchemaView
 	12, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	29, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
-	30, // 14: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
-	29, // 15: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
-	17, // 16: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
-	20, // 17: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
-	23, // 18: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
-	0,  // 19: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 20: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
-	3,  // 21: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	6,  // 22: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	8,  // 23: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	10, // 24: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	13, // 25: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	15, // 26: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
-	18, // 27: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
-	21, // 28: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
-	24, // 29: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
-	4,  // 30: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	7,  // 31: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	9,  // 32: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	11, // 33: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	14, // 34: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	16, // 35: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
-	19, // 36: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
-	22, // 37: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
-	25, // 38: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
-	30, // [30:39] is the sub-list for method output_type
-	21, // [21:30] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	32, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	33, // 14: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	32, // 15: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	20, // 16: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
+	15, // 17: tooldex.v1.ExecuteStreamRequest.request:type_name -> tooldex.v1.ExecuteRequest
+	19, // 18: tooldex.v1.ExecuteStreamResponse.progress:type_name -> tooldex.v1.ExecuteProgress
+	16, // 19: tooldex.v1.ExecuteStreamResponse.result:type_name -> tooldex.v1.ExecuteResponse
+	23, // 20: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
+	26, // 21: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
+	0,  // 22: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	12, // 23: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
+	3,  // 24: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	6,  // 25: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	8,  // 26: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	10, // 27: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	13, // 28: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	15, // 29: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	17, // 30: tooldex.v1.DiscoveryService.ExecuteStream:input_type -> tooldex.v1.ExecuteStreamRequest
+	21, // 31: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	24, // 32: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
+	27, // 33: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
+	4,  // 34: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	7,  // 35: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	9,  // 36: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	11, // 37: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	14, // 38: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	16, // 39: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	18, // 40: tooldex.v1.DiscoveryService.ExecuteStream:output_type -> tooldex.v1.ExecuteStreamResponse
+	22, // 41: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	25, // 42: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
+	28, // 43: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
+	34, // [34:44] is the sub-list for method output_type
+	24, // [24:34] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -2165,13 +2383,17 @@ func file_tooldex_v1_discovery_proto_init() {
 	}
 	file_tooldex_v1_host_proto_init()
 	file_tooldex_v1_tool_proto_init()
+	file_tooldex_v1_discovery_proto_msgTypes[15].OneofWrappers = []any{
+		(*ExecuteStreamResponse_Progress)(nil),
+		(*ExecuteStreamResponse_Result)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
