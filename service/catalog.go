@@ -259,6 +259,7 @@ func (e *entry) lightInto(t *tooldexv1.Tool, withSchema bool) {
 		t.AlwaysLoad = x.AlwaysLoad
 		t.Annotations = x.Annotations
 		t.Aliases = x.Aliases
+		setMCPFields(t, x, false)
 		if withSchema {
 			t.InputSchema = x.InputSchema
 		}
@@ -450,7 +451,7 @@ func makeEntry(a *blockArena, t *tooldexv1.Tool, p prepared, buf []byte, src *to
 		e.data.Store(&block[0])
 	}
 	if t.GetSearchHint() != "" || t.GetAlwaysLoad() || t.GetAnnotations() != nil || len(t.GetAliases()) > 0 ||
-		len(unknown) > 0 || p.hasSchema && wire == nil {
+		len(unknown) > 0 || p.hasSchema && wire == nil || hasMCPFields(t) {
 		x := &tooldexv1.Tool{
 			SearchHint:  t.GetSearchHint(),
 			AlwaysLoad:  t.GetAlwaysLoad(),
@@ -460,6 +461,7 @@ func makeEntry(a *blockArena, t *tooldexv1.Tool, p prepared, buf []byte, src *to
 		if len(x.Aliases) == 0 {
 			x.Aliases = nil
 		}
+		setMCPFields(x, t, true)
 		if p.hasSchema && wire == nil {
 			x.InputSchema = proto.CloneOf(t.GetInputSchema())
 		}

@@ -102,6 +102,7 @@ func validateTool(ve *ValidationError, field string, t *tooldexv1.Tool) map[stri
 			ve.add(fmt.Sprintf("%s.aliases[%d]", field, i), "%s", why)
 		}
 	}
+	checkToolMCPFields(ve, field, t)
 	if t.GetInputSchemaJson() != "" {
 		ve.add(field+".input_schema_json", "is output only (Search, Discover and Prefetch fill it for SCHEMA_VIEW_JSON); register the schema as input_schema")
 	}
