@@ -155,7 +155,7 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 		return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Drain{Drain: &tooldexv1.Drain{Grace: durationpb.New(f.Grace)}}}
 	}
 	p, _ := f.Params.(*callParams)
-	call := &tooldexv1.ExecuteCall{CallId: f.CallID, ToolName: f.Tool, Attempt: int32(f.Attempt), Caller: f.Caller}
+	call := &tooldexv1.ExecuteCall{CallId: f.CallID, ToolName: f.Tool, Attempt: int32(f.Attempt), Caller: f.Caller, WantProgress: f.WantProgress}
 	if p != nil {
 		call.Params, call.ParamsJson = p.structured, p.json
 	}
@@ -195,7 +195,9 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 				return ctx.Err()
 			}
 		case *tooldexv1.ConnectRequest_Progress:
-			log.Debug("progress", zap.String("call", f.Progress.GetCallId()), zap.Float64("progress", f.Progress.GetProgress()), zap.Float64("total", f.Progress.GetTotal()))
+			if err := sess.Progress(f.Progress.GetCallId(), f.Progress); err != nil {
+				log.Debug("progress dropped", zap.String("call", f.Progress.GetCallId()), zap.Error(err))
+			}
 		case *tooldexv1.ConnectRequest_Heartbeat:
 		case *tooldexv1.ConnectRequest_Hello:
 			log.Warn("second hello ignored")
