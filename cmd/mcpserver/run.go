@@ -22,6 +22,10 @@ import (
 	"github.com/tooldex/tooldex/mcpfacade"
 )
 
+// mcpPath is the streamable HTTP endpoint's path, the one MCP clients are
+// configured with (http://host:port/mcp).
+const mcpPath = "/mcp"
+
 // config is the command's configuration after flags and environment.
 type config struct {
 	addr        string
@@ -90,10 +94,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return fmt.Errorf("--http: %w", err)
 	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Logger: log})
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// MCP at /mcp only: any other path is 404, not a second endpoint.
+	mux := http.NewServeMux()
+	mux.Handle(mcpPath, handler)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()
-	log.Info("serving MCP over streamable HTTP", "addr", "http://"+lis.Addr().String(), "port", strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), "tooldex", c.addr)
+	log.Info("serving MCP over streamable HTTP", "url", "http://"+lis.Addr().String()+mcpPath, "port", strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), "tooldex", c.addr)
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http: %w", err)
