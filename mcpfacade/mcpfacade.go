@@ -110,6 +110,17 @@ func AddCoreTools(ctx context.Context, s *mcp.Server, client tooldexv1.Discovery
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
+	// The manifest says which core tools the caller has; ListTools has
+	// their full definitions (title, icons, output schema, _meta,
+	// annotations), which MCP clients get as the tools' own.
+	full := make(map[string]*tooldexv1.Tool)
+	if lr, err := client.ListTools(ctx, &tooldexv1.ListToolsRequest{Loading: tooldexv1.Loading_LOADING_CORE}); err != nil {
+		f.log.Warn("mcpfacade: ListTools failed: core tools get only their name, description and input schema", "error", err)
+	} else {
+		for _, t := range lr.GetTools() {
+			full[t.GetName()] = t
+		}
+	}
 	n := 0
 	for _, t := range tools {
 		if t.Name == "" || t.Name == manifest.ToolSearchName || t.Name == manifest.ExecuteToolName {
@@ -120,21 +131,43 @@ func AddCoreTools(ctx context.Context, s *mcp.Server, client tooldexv1.Discovery
 			schema = map[string]any{"type": "object"} // MCP needs an object schema
 		}
 		name := t.Name
-		s.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: schema},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				a, problem := args(req.Params.Arguments)
-				if problem != "" {
-					return inputError(name, problem, "an object matching the tool's input schema"), nil
-				}
-				params, err := json.Marshal(a)
-				if err != nil {
-					return nil, err
-				}
-				return f.call(ctx, req, name, string(params))
-			})
+		mt := &mcp.Tool{Name: name, Description: t.Description, InputSchema: schema}
+		if ft := full[name]; ft != nil {
+			mt = mcpconv.ToTool(ft)
+			if m, _ := mt.InputSchema.(map[string]any); m["type"] != "object" {
+				mt.InputSchema = schema // MCP needs an object schema
+			}
+		}
+		err := addTool(s, mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, problem := args(req.Params.Arguments)
+			if problem != "" {
+				return inputError(name, problem, "an object matching the tool's input schema"), nil
+			}
+			params, err := json.Marshal(a)
+			if err != nil {
+				return nil, err
+			}
+			return f.call(ctx, req, name, string(params))
+		})
+		if err != nil {
+			f.log.Warn("mcpfacade: core tool not exposed", "tool", name, "error", err)
+			continue
+		}
 		n++
 	}
 	return n, nil
+}
+
+// addTool is s.AddTool, which panics on a tool it cannot serve (a schema
+// the SDK refuses): a registered tool must not take the façade down.
+func addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	s.AddTool(t, h)
+	return nil
 }
 
 // facade holds what the tool handlers share.
