@@ -33,7 +33,8 @@ var (
 	buildErr  error
 )
 
-// binaries builds the server, the client and grpcurl once per test run.
+// binaries builds the server, the client, the MCP bridge and façade and
+// grpcurl once per test run.
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -42,9 +43,11 @@ func binaries(t *testing.T) string {
 			return
 		}
 		for name, pkg := range map[string]string{
-			"tooldex-server": "github.com/tooldex/tooldex/cmd/server",
-			"tooldex":        "github.com/tooldex/tooldex/cmd/client",
-			"grpcurl":        "github.com/fullstorydev/grpcurl/cmd/grpcurl",
+			"tooldex-server":    "github.com/tooldex/tooldex/cmd/server",
+			"tooldex":           "github.com/tooldex/tooldex/cmd/client",
+			"tooldex-mcpbridge": "github.com/tooldex/tooldex/cmd/mcpbridge",
+			"tooldex-mcpserver": "github.com/tooldex/tooldex/cmd/mcpserver",
+			"grpcurl":           "github.com/fullstorydev/grpcurl/cmd/grpcurl",
 		} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
 			if err != nil {
