@@ -399,7 +399,6 @@ func normalResult(r tsResult) map[string]any {
 	return out
 }
 
-
 // noteSeen records what a direct result held.
 func noteSeen(seen map[string]bool, r tsResult) {
 	content, _ := r.Result["content"].([]any)
