@@ -270,11 +270,9 @@ func ToContent(c *tooldexv1.Content) mcp.Content {
 	case *tooldexv1.Content_Text:
 		return &mcp.TextContent{Text: k.Text, Meta: m, Annotations: anns}
 	case *tooldexv1.Content_Json:
-		b, err := protojson.Marshal(k.Json)
+		b, err := json.Marshal(k.Json.AsInterface())
 		if err != nil {
 			b = []byte(k.Json.String())
-		} else if compact, err := compactJSON(b); err == nil {
-			b = compact
 		}
 		return &mcp.TextContent{Text: string(b), Meta: m, Annotations: anns}
 	case *tooldexv1.Content_Image:
@@ -294,16 +292,6 @@ func ToContent(c *tooldexv1.Content) mcp.Content {
 		}, Meta: m, Annotations: anns}
 	}
 	return nil
-}
-
-// compactJSON re-encodes JSON compactly, in encoding/json's form (protojson
-// output is deliberately unstable in its spacing).
-func compactJSON(b []byte) ([]byte, error) {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }
 
 func fromAnnotations(a *mcp.Annotations) *tooldexv1.ContentAnnotations {
