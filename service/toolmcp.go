@@ -29,13 +29,13 @@ func checkToolMCPFields(ve *ValidationError, field string, t *tooldexv1.Tool) {
 	if n := len(t.GetTitle()); n > MaxTitle {
 		ve.add(field+".title", "is %d bytes, at most %d", n, MaxTitle)
 	}
-	if os := t.GetOutputSchema(); os != nil {
-		if n := proto.Size(os); n > maxOutputBytes {
+	if out := t.GetOutputSchema(); out != nil {
+		if n := proto.Size(out); n > maxOutputBytes {
 			ve.add(field+".output_schema", "is %d bytes, at most %d", n, maxOutputBytes)
-		} else if err := schema.Check(os.AsMap()); err != nil {
-			ve.add(field+".output_schema", "%v", err)
-		} else if typ, _ := os.AsMap()["type"].(string); typ != "object" {
+		} else if doc := out.AsMap(); doc["type"] != "object" {
 			ve.add(field+".output_schema", `must be an object schema ("type": "object"), as MCP requires`)
+		} else if err := schema.Check(doc); err != nil {
+			ve.add(field+".output_schema", "%v", err)
 		}
 	}
 	if m := t.GetMeta(); m != nil {
