@@ -14,8 +14,10 @@
 //
 // # Routing and slots
 //
-// Call routes to the least-loaded live, non-draining session that serves
-// the tool and has a free slot: load is in-flight calls over slots, ties go
+// A session serves tools in one tenant (HostInfo.Tenant) and a call names
+// its tenant (Call.Tenant): calls go only to sessions of their tenant, and
+// two tenants may serve the same name. Call routes to the least-loaded
+// live, non-draining session that serves the tool and has a free slot: load is in-flight calls over slots, ties go
 // to the earlier-attached session (session ids sort in attach order). A
 // session never has more calls in flight than its slots; a call whose
 // caller went away keeps its slot until the host answers, CancelGrace

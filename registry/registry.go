@@ -101,10 +101,17 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// toolKey names a tool: tenants route apart, and two of them may serve the
+// same name.
+type toolKey struct{ tenant, name string }
+
 // HostInfo is what a host says about itself when its session opens.
 type HostInfo struct {
 	HostID  string
 	Version string
+	// Tenant is the tenant whose calls the session serves; Principal who
+	// the host authenticated as (for Hosts).
+	Tenant, Principal string
 	// Slots is how many calls the host runs at once; 0 (or less) means
 	// Config.DefaultSlots.
 	Slots int
@@ -112,7 +119,10 @@ type HostInfo struct {
 
 // Call is one tool call to route.
 type Call struct {
-	Tool string
+	// Tenant and Tool name the tool: the call goes to a session of Tenant
+	// serving Tool.
+	Tenant string
+	Tool   string
 	// Params is passed to the host unchanged (Frame.Params).
 	Params any
 	// Caller is the caller's identity, passed to the host.
@@ -146,6 +156,8 @@ type HostStatus struct {
 	HostID    string
 	SessionID string
 	Version   string
+	Tenant    string
+	Principal string
 	// Tools the session serves, sorted.
 	Tools []string
 	Slots int
@@ -173,10 +185,10 @@ type Registry struct {
 	timers sync.Pool
 
 	mu       sync.Mutex
-	seq      uint64                           // sessions attached so far
-	live     map[*Session]struct{}            // sessions not ended
-	byTool   map[string]map[*Session]struct{} // live sessions by tool served
-	waitCh   map[string]chan struct{}         // closed when a tool's slots may have changed
+	seq      uint64                            // sessions attached so far
+	live     map[*Session]struct{}             // sessions not ended
+	byTool   map[toolKey]map[*Session]struct{} // live sessions by tool served
+	waitCh   map[toolKey]chan struct{}         // closed when a tool's slots may have changed
 	draining bool
 	grace    time.Duration // of Drain, for sessions attached later
 }
@@ -193,8 +205,8 @@ func New(cfg Config) *Registry {
 		epoch:  cfg.Now(),
 		prefix: hex.EncodeToString(b[:]),
 		live:   make(map[*Session]struct{}),
-		byTool: make(map[string]map[*Session]struct{}),
-		waitCh: make(map[string]chan struct{}),
+		byTool: make(map[toolKey]map[*Session]struct{}),
+		waitCh: make(map[toolKey]chan struct{}),
 	}
 }
 
@@ -265,6 +277,8 @@ func (r *Registry) Attach(info HostInfo) *Session {
 		id:          r.prefix + "-" + fmt.Sprintf("%06d", r.seq),
 		hostID:      info.HostID,
 		version:     info.Version,
+		tenant:      info.Tenant,
+		principal:   info.Principal,
 		slots:       slots,
 		connectedAt: now,
 		out:         make(chan Frame, 2*q+4),
@@ -283,11 +297,12 @@ func (r *Registry) Attach(info HostInfo) *Session {
 	return s
 }
 
-// Serving reports whether some live session (draining or not) serves tool.
-func (r *Registry) Serving(tool string) bool {
+// Serving reports whether some live session (draining or not) of tenant
+// serves tool.
+func (r *Registry) Serving(tenant, tool string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.byTool[tool]) > 0
+	return len(r.byTool[toolKey{tenant, tool}]) > 0
 }
 
 // Hosts returns the live sessions, sorted by HostID then SessionID.
@@ -309,6 +324,8 @@ func (r *Registry) Hosts() []HostStatus {
 			HostID:      s.hostID,
 			SessionID:   s.id,
 			Version:     s.version,
+			Tenant:      s.tenant,
+			Principal:   s.principal,
 			Tools:       tools,
 			Slots:       s.slots,
 			InFlight:    len(s.calls),
@@ -439,7 +456,7 @@ func (r *Registry) acquire(cc *callCtx, c Call, attempt int) (*Session, *pending
 			return nil, nil, fmt.Errorf("registry: call to %q: %w", c.Tool, err)
 		}
 		now := r.cfg.Now()
-		s, serving, expiry := r.pickLocked(c.Tool, now)
+		s, serving, expiry := r.pickLocked(toolKey{c.Tenant, c.Tool}, now)
 		if s != nil {
 			p := s.dispatchLocked(c, attempt, cc.deadline)
 			r.mu.Unlock()
@@ -456,10 +473,10 @@ func (r *Registry) acquire(cc *callCtx, c Call, attempt int) (*Session, *pending
 		if queue == nil {
 			queue = time.NewTimer(r.cfg.QueueWait)
 		}
-		changed := r.waitCh[c.Tool]
+		changed := r.waitCh[toolKey{c.Tenant, c.Tool}]
 		if changed == nil {
 			changed = make(chan struct{})
-			r.waitCh[c.Tool] = changed
+			r.waitCh[toolKey{c.Tenant, c.Tool}] = changed
 		}
 		r.mu.Unlock()
 
@@ -491,7 +508,7 @@ func (r *Registry) acquire(cc *callCtx, c Call, attempt int) (*Session, *pending
 // has a free slot (nil if none), how many routable sessions serve the tool,
 // and the earliest time an abandoned call's reserved slot among them
 // expires (zero if none).
-func (r *Registry) pickLocked(tool string, now time.Time) (best *Session, serving int, expiry time.Time) {
+func (r *Registry) pickLocked(tool toolKey, now time.Time) (best *Session, serving int, expiry time.Time) {
 	for s := range r.byTool[tool] {
 		if s.draining {
 			continue
@@ -574,22 +591,22 @@ func (r *Registry) notifyLocked(s *Session) {
 		return
 	}
 	for tool, ch := range r.waitCh {
-		if _, ok := s.tools[tool]; ok {
+		if _, ok := s.tools[tool.name]; ok && tool.tenant == s.tenant {
 			close(ch)
 			delete(r.waitCh, tool)
 		}
 	}
 }
 
-// notifyToolsLocked wakes the calls waiting for a slot on names.
-func (r *Registry) notifyToolsLocked(names []string) {
+// notifyToolsLocked wakes the calls waiting for a slot on names of tenant.
+func (r *Registry) notifyToolsLocked(tenant string, names []string) {
 	if len(r.waitCh) == 0 {
 		return
 	}
 	for _, name := range names {
-		if ch := r.waitCh[name]; ch != nil {
+		if ch := r.waitCh[toolKey{tenant, name}]; ch != nil {
 			close(ch)
-			delete(r.waitCh, name)
+			delete(r.waitCh, toolKey{tenant, name})
 		}
 	}
 }
@@ -605,7 +622,7 @@ func (r *Registry) endLocked(s *Session, why string) {
 	close(s.done)
 	delete(r.live, s)
 	for name := range s.tools {
-		r.unindexLocked(name, s)
+		r.unindexLocked(toolKey{s.tenant, name}, s)
 	}
 	// Frames still queued can never reach the host: the calls they carry
 	// were surely not run.
@@ -636,7 +653,7 @@ drain:
 	}
 }
 
-func (r *Registry) indexLocked(name string, s *Session) {
+func (r *Registry) indexLocked(name toolKey, s *Session) {
 	m := r.byTool[name]
 	if m == nil {
 		m = make(map[*Session]struct{})
@@ -645,7 +662,7 @@ func (r *Registry) indexLocked(name string, s *Session) {
 	m[s] = struct{}{}
 }
 
-func (r *Registry) unindexLocked(name string, s *Session) {
+func (r *Registry) unindexLocked(name toolKey, s *Session) {
 	m := r.byTool[name]
 	delete(m, s)
 	if len(m) == 0 {

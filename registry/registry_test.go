@@ -671,10 +671,10 @@ func TestReaper(t *testing.T) {
 			t.Errorf("Complete on a dead session: %v, want ErrSessionClosed and ErrUnknownCall", err)
 		}
 		silent.Touch() // no effect
-		if r.Serving("only-silent") {
+		if r.Serving("", "only-silent") {
 			t.Error("Serving(only-silent) = true after its host died")
 		}
-		if !r.Serving("shared") {
+		if !r.Serving("", "shared") {
 			t.Error("Serving(shared) = false, want true (live serves it)")
 		}
 		hosts := r.Hosts()
@@ -1028,7 +1028,7 @@ func TestServingAndOrphans(t *testing.T) {
 				t.Errorf("orphaned = %v, want %v", got, tt.wantOrphaned)
 			}
 			for tool, want := range tt.wantServing {
-				if got := r.Serving(tool); got != want {
+				if got := r.Serving("", tool); got != want {
 					t.Errorf("Serving(%q) = %v, want %v", tool, got, want)
 				}
 			}

@@ -68,6 +68,8 @@ type Session struct {
 	id          string
 	hostID      string
 	version     string
+	tenant      string
+	principal   string
 	slots       int
 	connectedAt time.Time
 	out         chan Frame
@@ -93,6 +95,9 @@ func (s *Session) ID() string { return s.id }
 
 // HostID returns the id the host gave.
 func (s *Session) HostID() string { return s.hostID }
+
+// Tenant returns the tenant whose calls the session serves.
+func (s *Session) Tenant() string { return s.tenant }
 
 // Slots returns how many calls the session runs at once.
 func (s *Session) Slots() int { return s.slots }
@@ -126,11 +131,11 @@ func (s *Session) AddTools(names ...string) {
 		}
 		s.tools[name] = struct{}{}
 		if !s.ended {
-			r.indexLocked(name, s)
+			r.indexLocked(toolKey{s.tenant, name}, s)
 		}
 	}
 	if !s.ended && !s.draining {
-		r.notifyToolsLocked(names)
+		r.notifyToolsLocked(s.tenant, names)
 	}
 }
 
@@ -150,14 +155,14 @@ func (s *Session) RemoveTools(names ...string) (orphaned []string) {
 		}
 		delete(s.tools, name)
 		if !s.ended {
-			r.unindexLocked(name, s)
+			r.unindexLocked(toolKey{s.tenant, name}, s)
 		}
-		if len(r.byTool[name]) == 0 {
+		if len(r.byTool[toolKey{s.tenant, name}]) == 0 {
 			orphaned = append(orphaned, name)
 		}
 	}
 	// Calls waiting for these tools may have lost their last host.
-	r.notifyToolsLocked(names)
+	r.notifyToolsLocked(s.tenant, names)
 	slices.Sort(orphaned)
 	return orphaned
 }
@@ -227,7 +232,7 @@ func (s *Session) Detach() (orphaned []string) {
 	}
 	s.detached = true
 	for name := range s.tools {
-		if len(r.byTool[name]) == 0 {
+		if len(r.byTool[toolKey{s.tenant, name}]) == 0 {
 			orphaned = append(orphaned, name)
 		}
 	}

@@ -40,7 +40,7 @@ func (s *Server) audit(ctx context.Context, rec auditRecord) {
 	}
 	sub := rec.sub
 	if sub == nil {
-		p := principal(ctx)
+		p := principalOf(ctx)
 		sub = &permission.Subject{Principal: p.Name, Tenant: p.Tenant, Caller: p.Name}
 	}
 	fields := make([]zap.Field, 0, 10)

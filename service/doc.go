@@ -1,10 +1,11 @@
-// Package service implements tooldex's gRPC API (tooldex.v1.DiscoveryService)
-// over the search index.
+// Package service implements tooldex's gRPC API (tooldex.v1.DiscoveryService
+// and HostService) over the catalog (package catalog) and the host registry
+// (package registry).
 //
-// It owns the tool catalog (definitions as registered, their compiled input
-// schemas and how each is loaded: core, deferred or excluded), validates
-// requests, converts between protobuf and index types, renders results for
-// a model, and turns domain errors into gRPC status codes in one place
-// (status.go). It starts no goroutines; every method is safe for concurrent
-// use.
+// It reads each request's principal (auth.FromContext; none means the
+// default tenant's anonymous principal with every scope) to choose the
+// tenant it addresses, validates requests, converts between protobuf and
+// index types, renders results for a model, and turns domain errors into
+// gRPC status codes in one place (status.go). It starts no goroutines;
+// every method is safe for concurrent use.
 package service

@@ -11,6 +11,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
@@ -65,19 +67,19 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 		return nil, auditRecord{outcome: "denied"}, err
 	}
 	rec.sub = sub
-	e := s.lookup(req.GetToolName())
+	e := s.lookup(sub.Tenant, req.GetToolName())
 	if e == nil {
 		rec.outcome = "not_found"
 		return nil, rec, fmt.Errorf("%w: %q is not registered; find tools with Search (ToolSearch) first", ErrToolNotFound, req.GetToolName())
 	}
-	name := e.name
+	name := e.Name()
 	rec.tool = name
 	action, rule := s.perms.DecideFor(name, sub)
 	if action == permission.Deny {
 		rec.outcome = "denied"
 		return nil, rec, fmt.Errorf("%w: %s", ErrDenied, ruleReason(rule, "a permission rule denies "+name))
 	}
-	if !s.reg.Serving(name) {
+	if !s.reg.Serving(e.Tenant(), name) {
 		rec.outcome = "no_host"
 		return nil, rec, fmt.Errorf("%w: %s", registry.ErrNoHost, name)
 	}
@@ -113,8 +115,8 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 		deadline = d
 	}
 	res, err := s.reg.Call(ctx, registry.Call{
-		Tool: name, Params: params, Caller: sub.Caller, Deadline: deadline,
-		Idempotent: e.idempotent(), Progress: progressOf(progress),
+		Tenant: e.Tenant(), Tool: name, Params: params, Caller: sub.Caller, Deadline: deadline,
+		Idempotent: e.Idempotent(), Progress: progressOf(progress),
 	})
 	if err != nil {
 		rec.outcome = callOutcome(err)
@@ -142,41 +144,34 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 
 // checkParams decodes a call's parameters and validates them against the
 // tool's input schema.
-func checkParams(e *entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+func checkParams(e *catalog.Entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
 	params, instance, err := decodeParams(req)
 	if err != nil {
 		return nil, err
 	}
-	if e.hasSchema() {
-		if l := e.checker(); !fastValid(l.fastChecker(e), params, instance) {
-			if instance == nil {
-				instance = params.structured.AsMap()
-			}
-			if err := l.Validate(e, instance); err != nil {
-				return nil, paramViolations(err)
-			}
+	if e.HasSchema() && !fastValid(e.FastChecker(), params, instance) {
+		if instance == nil {
+			instance = params.structured.AsMap()
+		}
+		if err := e.Validate(instance); err != nil {
+			return nil, paramViolations(err)
 		}
 	}
 	return params, nil
 }
 
-// lookup finds a tool by name, alias or provider-mapped name.
-func (s *Server) lookup(name string) *entry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e := s.tools[name]; e != nil {
+// lookup finds the tool tenant sees by name, alias or provider-mapped
+// name.
+func (s *Server) lookup(tenant, name string) *catalog.Entry {
+	if e := s.cat.Get(tenant, name); e != nil {
 		return e
 	}
-	for _, e := range s.tools {
-		for _, a := range e.aliases() {
-			if a == name {
-				return e
-			}
-		}
+	if e := s.cat.ByAlias(tenant, name); e != nil {
+		return e
 	}
 	// A name a provider-specific manifest mapped (see GetManifest).
 	for _, n := range unmapName(name) {
-		if e := s.tools[n]; e != nil {
+		if e := s.cat.Get(tenant, n); e != nil {
 			return e
 		}
 	}
@@ -272,13 +267,22 @@ func callOutcome(err error) string {
 	return "error"
 }
 
-// ListHosts lists connected host sessions.
+// ListHosts lists the connected host sessions serving the caller's tenant
+// (an admin may name another), and those serving the shared catalog.
 func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest) (*tooldexv1.ListHostsResponse, error) {
+	tenant, err := s.readTenant(ctx, req.GetTenant())
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
 	resp := &tooldexv1.ListHostsResponse{}
 	for _, h := range s.reg.Hosts() {
+		if h.Tenant != tenant && h.Tenant != auth.SharedTenant {
+			continue
+		}
 		resp.Hosts = append(resp.Hosts, &tooldexv1.HostInfo{
 			HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
 			Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
+			Tenant: h.Tenant, Principal: h.Principal,
 		})
 	}
 	return resp, nil

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/schema"
 )
@@ -79,9 +80,9 @@ func FuzzRegisterSchema(f *testing.F) {
 			return
 		}
 		req := &tooldexv1.RegisterToolsRequest{Tools: []*tooldexv1.Tool{{Name: "FuzzTool", Description: "fuzzed", InputSchema: schema}}}
-		resp, err := s.register(req)
+		resp, err := s.register(t.Context(), req)
 		if err != nil {
-			var ve *ValidationError
+			var ve *catalog.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("register: got error %T %v, want a *ValidationError", err, err)
 			}
@@ -122,7 +123,7 @@ func FuzzValidateParams(f *testing.F) {
 		if json.Unmarshal([]byte(schemaJSON), &doc) != nil {
 			return
 		}
-		if len(schemaJSON) > MaxSchemaBytes || schema.Nesting(doc, schema.MaxDepth+1) > schema.MaxDepth {
+		if len(schemaJSON) > catalog.MaxSchemaBytes || schema.Nesting(doc, schema.MaxDepth+1) > schema.MaxDepth {
 			return // registration refuses these before compiling
 		}
 		sch, err := schema.Compile(doc)

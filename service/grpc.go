@@ -11,10 +11,10 @@ import (
 
 // RegisterDiscoveryService registers s on a gRPC server like
 // tooldexv1.RegisterDiscoveryServiceServer, except that Search, Discover,
-// Prefetch and ListTools send the catalog's light tools (see catalog.go) as they are
-// stored: each tool's input schema goes out as bytes encoded once at
-// registration, not as a Struct tree marshalled again on every call. What a
-// client decodes is the same message either way (service tests check it).
+// Prefetch and ListTools send the catalog's tools themselves (shared, never
+// modified) rather than the copies in-process callers get: a response costs
+// no copy of its tools. What a client decodes is the same message either
+// way (service tests check it).
 func RegisterDiscoveryService(r grpc.ServiceRegistrar, s *Server) {
 	desc := tooldexv1.DiscoveryService_ServiceDesc
 	desc.Methods = append([]grpc.MethodDesc(nil), desc.Methods...)
@@ -42,7 +42,11 @@ func RegisterDiscoveryService(r grpc.ServiceRegistrar, s *Server) {
 		case "ListTools":
 			desc.Methods[i].Handler = unaryHandler(tooldexv1.DiscoveryService_ListTools_FullMethodName,
 				func(s *Server, ctx context.Context, req *tooldexv1.ListToolsRequest) (any, error) {
-					return s.listTools(req), nil
+					resp, err := s.listTools(ctx, req)
+					if err != nil {
+						return nil, s.toStatus(err)
+					}
+					return resp, nil
 				})
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/registry"
 )
@@ -46,12 +48,20 @@ func (h *HostServer) Connect(stream tooldexv1.HostService_ConnectServer) error {
 	if err != nil {
 		return err
 	}
-	sess := s.reg.Attach(registry.HostInfo{HostID: hello.GetHostId(), Version: hello.GetVersion(), Slots: int(hello.GetMaxConcurrentCalls())})
-	log := s.log.With(zap.String("host", hello.GetHostId()), zap.String("session", sess.ID()))
-	results := s.hostUpsert(sess, hello.GetTools())
+	// The host serves in its principal's tenant, under a host id bound to
+	// that principal.
+	p := principalOf(ctx)
+	sess := s.reg.Attach(registry.HostInfo{HostID: hello.GetHostId(), Version: hello.GetVersion(), Slots: int(hello.GetMaxConcurrentCalls()),
+		Tenant: p.Tenant, Principal: p.Name})
+	if err := s.cat.BindHost(p, hello.GetHostId(), sess.ID()); err != nil {
+		sess.Detach()
+		return s.toStatus(err)
+	}
+	log := s.log.With(zap.String("host", hello.GetHostId()), zap.String("session", sess.ID()), zap.String("tenant", p.Tenant), zap.String("principal", p.Name))
+	results := s.hostUpsert(p, sess, hello.GetTools())
 	defer func() {
 		sess.Detach()
-		removed := s.hostReleaseAll(sess.ID())
+		removed := s.cat.Leave(p.Tenant, hello.GetHostId(), sess.ID())
 		log.Info("host disconnected", zap.Int("tools_removed", removed))
 	}()
 	ack := &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_HelloAck{HelloAck: &tooldexv1.HelloAck{
@@ -70,7 +80,7 @@ func (h *HostServer) Connect(stream tooldexv1.HostService_ConnectServer) error {
 	defer stopSend()
 	go func() { sendErr <- sendLoop(sendCtx, stream, sess, replies) }()
 	recvErr := make(chan error, 1)
-	go func() { recvErr <- h.recvLoop(ctx, stream, sess, replies, log) }()
+	go func() { recvErr <- h.recvLoop(ctx, p, stream, sess, replies, log) }()
 
 	select {
 	case err := <-recvErr:
@@ -169,7 +179,7 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 	return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Execute{Execute: call}}
 }
 
-func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) error {
+func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) error {
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -184,10 +194,10 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 				log.Warn("result dropped", zap.String("call", f.Result.GetCallId()), zap.Error(err))
 			}
 		case *tooldexv1.ConnectRequest_Tools:
-			results := h.s.hostUpsert(sess, f.Tools.GetUpsert())
+			results := h.s.hostUpsert(p, sess, f.Tools.GetUpsert())
 			if rm := f.Tools.GetRemove(); len(rm) > 0 {
 				sess.RemoveTools(rm...)
-				h.s.hostRelease(sess.ID(), rm)
+				h.s.cat.Release(p.Tenant, sess.ID(), rm)
 			}
 			select {
 			case replies <- &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_ToolsAck{ToolsAck: &tooldexv1.ToolsAck{Results: results}}}:
@@ -207,102 +217,27 @@ func (h *HostServer) recvLoop(ctx context.Context, stream tooldexv1.HostService_
 	}
 }
 
-// hostUpsert registers tools a host offers. A tool is accepted when it is
-// valid and its name is free, already this host's, or registered by anyone
-// with the very same definition (the host becomes a replica). A different
-// definition under a taken name is rejected: a host never silently replaces
-// another registrant's tool.
-func (s *Server) hostUpsert(sess *registry.Session, tools []*tooldexv1.Tool) []*tooldexv1.HostToolResult {
-	results := make([]*tooldexv1.HostToolResult, len(tools))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var served []string
+// hostUpsert registers the tools a host session of principal p offers, in
+// p's tenant (see catalog.Catalog.Serve for what is refused). Entries are
+// made, and their schemas compiled, before the catalog's lock is taken.
+func (s *Server) hostUpsert(p *auth.Principal, sess *registry.Session, tools []*tooldexv1.Tool) []*tooldexv1.HostToolResult {
+	entries := make([]*catalog.Entry, len(tools))
+	invalid := make([]string, len(tools))
 	for i, t := range tools {
-		res := &tooldexv1.HostToolResult{Name: t.GetName()}
-		results[i] = res
-		ve := &ValidationError{}
-		e, paramText := s.validEntry(ve, fmt.Sprintf("tools[%d]", i), t, tooldexv1.Origin_ORIGIN_HOST, sess.HostID())
-		if ve.err() != nil {
-			res.Rejected = "invalid: " + ve.Error()
-			continue
+		ve := &catalog.ValidationError{}
+		entries[i] = catalog.NewEntry(ve, fmt.Sprintf("tools[%d]", i), t, p.Tenant, tooldexv1.Origin_ORIGIN_HOST, sess.HostID(), s.policy.loading(t))
+		if err := ve.Err(); err != nil {
+			invalid[i] = "invalid: " + err.Error()
 		}
-		name := t.GetName()
-		old := s.tools[name]
-		switch {
-		case old == nil:
-			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
-		case old.sameDefinition(e):
-			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
-			e = old
-		case old.hostOwned() && (len(old.hosts()) == 0 || len(old.hosts()) == 1 && old.hosts()[sess.ID()]):
-			res.Outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
-		default:
-			res.Rejected = fmt.Sprintf("name taken: %q is registered by %s with a different definition", name, describeSource(old.source))
-			continue
-		}
-		if e != old {
-			if old != nil {
-				e.takeHosts(old)
-			}
-			s.put(e, paramText)
-		}
-		st := e.st()
-		if st.hosts == nil {
-			st.hosts = make(map[string]bool)
-		}
-		st.hosts[sess.ID()] = true
-		served = append(served, e.name) // the entry's copy, not the request's
 	}
-	sess.AddTools(served...)
+	served, names := s.cat.Serve(p, sess.ID(), entries)
+	results := make([]*tooldexv1.HostToolResult, len(tools))
+	for i, t := range tools {
+		results[i] = &tooldexv1.HostToolResult{Name: t.GetName(), Outcome: served[i].Outcome, Rejected: served[i].Rejected}
+		if invalid[i] != "" {
+			results[i].Rejected = invalid[i]
+		}
+	}
+	sess.AddTools(names...)
 	return results
-}
-
-// hostReleaseAll detaches a session from every tool it serves; see
-// hostRelease.
-func (s *Server) hostReleaseAll(sessionID string) int {
-	s.mu.RLock()
-	var names []string
-	for name, e := range s.tools {
-		if e.hosts()[sessionID] {
-			names = append(names, name)
-		}
-	}
-	s.mu.RUnlock()
-	return s.hostRelease(sessionID, names)
-}
-
-// hostRelease detaches a session from the named tools; host-registered
-// tools that no live host serves any more leave the catalog and the index
-// at once. It returns how many left.
-func (s *Server) hostRelease(sessionID string, names []string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	removed := 0
-	for _, name := range names {
-		e := s.tools[name]
-		if e == nil || !e.hosts()[sessionID] {
-			continue
-		}
-		delete(e.hosts(), sessionID)
-		if e.hostOwned() && len(e.hosts()) == 0 {
-			s.drop(name)
-			removed++
-		}
-	}
-	return removed
-}
-
-func describeSource(src *tooldexv1.ToolSource) string {
-	switch src.GetOrigin() {
-	case tooldexv1.Origin_ORIGIN_HOST:
-		return "tool host " + src.GetId()
-	case tooldexv1.Origin_ORIGIN_CATALOG:
-		return "the catalog " + src.GetId()
-	case tooldexv1.Origin_ORIGIN_MCP:
-		return "MCP server " + src.GetId()
-	}
-	if src.GetId() != "" {
-		return "frontend " + src.GetId()
-	}
-	return "a frontend"
 }

@@ -13,8 +13,8 @@ import (
 // authentication interceptor puts a principal in the context otherwise).
 var anonymous = auth.Anonymous()
 
-// principal returns the authenticated principal of ctx, or anonymous.
-func principal(ctx context.Context) *auth.Principal {
+// principalOf returns the authenticated principal of ctx, or anonymous.
+func principalOf(ctx context.Context) *auth.Principal {
 	if p, ok := auth.FromContext(ctx); ok {
 		return p
 	}
@@ -28,7 +28,7 @@ func principal(ctx context.Context) *auth.Principal {
 // silently ignored or trusted. Without a caller, permission rules match the
 // principal's own name as the caller.
 func subject(ctx context.Context, caller string) (*permission.Subject, error) {
-	p := principal(ctx)
+	p := principalOf(ctx)
 	sub := &permission.Subject{Principal: p.Name, Tenant: p.Tenant, Groups: p.Groups, Caller: p.Name}
 	if caller == "" {
 		return sub, nil

@@ -41,19 +41,17 @@ func (s *Server) getManifest(ctx context.Context, req *tooldexv1.GetManifestRequ
 		entry[t.GetName()] = true
 	}
 	var core, deferred []*tooldexv1.Tool
-	s.mu.RLock()
-	for name, e := range s.tools {
-		if entry[name] || visible != nil && !visible(name) {
+	for _, e := range s.cat.List(principalOf(ctx).Tenant, "", tooldexv1.Loading_LOADING_UNSPECIFIED) {
+		if name := e.Name(); entry[name] || visible != nil && !visible(name) {
 			continue // the entry tools are the manifest's own definitions
 		}
-		switch e.load() {
+		switch e.Loading() {
 		case tooldexv1.Loading_LOADING_CORE:
-			core = append(core, e.full())
+			core = append(core, e.Tool()) // shared: manifest.Build only reads
 		case tooldexv1.Loading_LOADING_DEFERRED:
-			deferred = append(deferred, e.full())
+			deferred = append(deferred, e.Tool())
 		}
 	}
-	s.mu.RUnlock()
 	m, err := manifest.Build(core, deferred, manifest.Options{
 		Provider: p, ToolReference: req.GetToolReference(), OpenAIAPI: req.GetOpenaiApi(), Strict: req.GetStrict(),
 	})

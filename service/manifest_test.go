@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -114,7 +115,7 @@ func TestExecuteAcceptsGeminiMappedName(t *testing.T) {
 	if mapped == "" || mapped == "2fa_generate" {
 		t.Fatalf("gemini mappings = %v, want one for 2fa_generate", m.GetNameMappings())
 	}
-	if e := s.lookup(mapped); e == nil || e.name != "2fa_generate" {
+	if e := s.lookup(auth.DefaultTenant, mapped); e == nil || e.Name() != "2fa_generate" {
 		t.Errorf("lookup(%q) = %v, want 2fa_generate", mapped, e)
 	}
 }

@@ -87,9 +87,9 @@ func (m *Metrics) watch(s *Server) {
 				return float64(n)
 			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_tools", Help: "Registered tools (core and deferred)."},
-			func() float64 { return float64(s.ix.Len()) }),
+			func() float64 { return float64(s.Index().Len()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tooldex_index_deferred_tools", Help: "Searchable (deferred) tools."},
-			func() float64 { return float64(s.ix.Deferred()) }),
+			func() float64 { return float64(s.Index().Deferred()) }),
 	)
 	if s.dense != nil {
 		st := s.dense.store

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 )
@@ -156,7 +157,7 @@ func (s *Server) Prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (
 	return resp, nil
 }
 
-// prefetch is Prefetch with light tools (see catalog.go): what the gRPC
+// prefetch is Prefetch with the catalog's shared tools: what the gRPC
 // handler registered by RegisterDiscoveryService sends.
 func (s *Server) prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (*tooldexv1.PrefetchResponse, error) {
 	ve := &ValidationError{}
@@ -201,15 +202,16 @@ func (s *Server) prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (
 	allow := func(name string) bool {
 		return !loaded[name] && !sess.has(name) && (visible == nil || visible(name))
 	}
-	res := s.ix.Run(index.Query{Kind: index.KindKeyword, Text: text}, index.Options{Max: limit, Allow: allow})
+	tenant := principalOf(ctx).Tenant
+	res := s.cat.Index(tenant).Run(index.Query{Kind: index.KindKeyword, Text: text}, index.Options{Max: limit, Allow: allow})
 	hits := res.Hits[:0]
 	for _, h := range res.Hits {
 		if h.Score >= minScore {
 			hits = append(hits, h)
 		}
 	}
-	var entries []*entry
-	resp.Results, entries = s.lightResults(hits, req.GetSchemaView()) // light: see catalog.go
+	var entries []*catalog.Entry
+	resp.Results, entries = s.results(tenant, hits, req.GetSchemaView())
 	names := make([]string, len(resp.Results))
 	for i, r := range resp.Results {
 		names[i] = r.GetTool().GetName()
@@ -257,14 +259,14 @@ func prefetchQuery(message string, context []string) string {
 }
 
 // renderPrefetch is the system reminder a frontend may add for the model.
-func renderPrefetch(results []*tooldexv1.SearchResult, entries []*entry) string {
+func renderPrefetch(results []*tooldexv1.SearchResult, entries []*catalog.Entry) string {
 	if len(results) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("The following tools were discovered as relevant to your task. Use ExecuteTool to invoke any of them by name:\n")
 	for i, r := range results {
-		d := entries[i].oneLine()
+		d := entries[i].OneLine()
 		if utf8.RuneCountInString(d) > prefetchDescChars {
 			d = string([]rune(d)[:prefetchDescChars]) + "…"
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -64,74 +65,34 @@ func refRenderResults(b *strings.Builder, results []*tooldexv1.SearchResult, too
 		}
 		b.WriteByte('\n')
 		if withSchemas {
-			js := defaultSchemaJSON
+			js := catalog.DefaultSchemaJSON
 			if tl.GetInputSchema() != nil {
-				js = schemaJSON(tl.GetInputSchema())
+				js = catalog.SchemaJSON(tl.GetInputSchema())
 			}
 			fmt.Fprintf(b, "   Schema: %s\n", js)
-		} else if p := ParamSummary(tl.GetInputSchema()); p != "" {
+		} else if p := catalog.ParamSummary(tl.GetInputSchema()); p != "" {
 			fmt.Fprintf(b, "   Params: %s\n", p)
 		}
 	}
 }
 
-// refOneLine is the first line as Search showed it before entries kept
-// offsets.
+// refOneLine is the first line as Search shows it.
 func refOneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	if len(s) <= oneLineMax {
+	if len(s) <= catalog.OneLineMax {
 		return s
 	}
-	cut := oneLineMax
+	cut := catalog.OneLineMax
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	if i := strings.LastIndexByte(s[:cut], ' '); i > oneLineMax/2 {
+	if i := strings.LastIndexByte(s[:cut], ' '); i > catalog.OneLineMax/2 {
 		cut = i
 	}
 	return strings.TrimSpace(s[:cut]) + "…"
-}
-
-// TestOneLine checks oneLineSpan, and an entry's first line, against
-// refOneLine on random and awkward descriptions.
-func TestOneLine(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 3))
-	pieces := []string{" ", "  ", "\t", "\n", "\r\n", "\v", "\u00a0", "\u0085", "\u2003", "word", "é", "日本語", "🎉", "\xff", "\xe6\x97", "-", strings.Repeat("x", 150), strings.Repeat("ab ", 40)}
-	s := New(Config{})
-	for i := range 20000 {
-		var b strings.Builder
-		for range r.IntN(40) {
-			b.WriteString(pieces[r.IntN(len(pieces))])
-		}
-		d := b.String()
-		if len(d) > MaxDescription {
-			continue
-		}
-		want := refOneLine(d)
-		off, n, cut := oneLineSpan(d)
-		got := d[off : off+n]
-		if cut {
-			got += ellipsis
-		}
-		if got != want {
-			t.Fatalf("oneLineSpan(%q) gives %q, want %q", d, got, want)
-		}
-		if i%10 == 0 {
-			e, _ := s.validEntry(&ValidationError{}, "t", &tooldexv1.Tool{Name: "t", Description: d}, tooldexv1.Origin_ORIGIN_FRONTEND, "")
-			if got := e.oneLine(); got != want {
-				t.Fatalf("entry oneLine of %q = %q, want %q", d, got, want)
-			}
-			if got := string(e.appendOneLine(nil)); got != want {
-				t.Fatalf("entry appendOneLine of %q = %q, want %q", d, got, want)
-			}
-			if e.description() != d {
-				t.Fatalf("description %q, want %q", e.description(), d)
-			}
-		}
-	}
 }
 
 // TestRenderMatchesFmt checks the renderings against the fmt references on
@@ -143,17 +104,17 @@ func TestRenderMatchesFmt(t *testing.T) {
 	scores := []float64{0, 1, 0.125, 0.005, 0.994999, 0.995, 1e-9, 12.3456}
 	for i := range 2000 {
 		var results []*tooldexv1.SearchResult
-		var entries []*entry
+		var entries []*catalog.Entry
 		var tools []*tooldexv1.Tool
 		for j := range r.IntN(7) {
 			tl := randTool(r, fmt.Sprintf("tool_%d_%d", i, j))
 			if r.IntN(4) == 0 {
 				tl.Description = strings.Repeat(randWords(r, 4)+" ", 12) + "\n" + tl.Description // cut
 			}
-			e, _ := s.validEntry(&ValidationError{}, "t", tl, tooldexv1.Origin_ORIGIN_FRONTEND, "")
+			e := catalog.NewEntry(&catalog.ValidationError{}, "t", tl, "t", tooldexv1.Origin_ORIGIN_FRONTEND, "", s.policy.loading(tl))
 			entries = append(entries, e)
 			tools = append(tools, tl)
-			results = append(results, &tooldexv1.SearchResult{Tool: e.light(), Score: scores[r.IntN(len(scores))] + float64(r.IntN(3))*r.Float64()})
+			results = append(results, &tooldexv1.SearchResult{Tool: e.Tool(), Score: scores[r.IntN(len(scores))] + float64(r.IntN(3))*r.Float64()})
 		}
 		var nf, al []string
 		for range r.IntN(3) {

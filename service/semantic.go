@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tooldex/tooldex/catalog"
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/semantic"
 )
@@ -50,14 +52,15 @@ func newDense(cfg Config) *dense {
 	return d
 }
 
-// rank runs a query through the index and, for ranked queries when the
-// server has an embedder, fuses the lexical ranking with dense retrieval.
-// An embedder that fails or is slower than the timeout leaves the lexical
-// ranking to answer alone.
-func (s *Server) rank(ctx context.Context, q index.Query, opt index.Options) index.Result {
+// rank runs a query through tenant's index and, for ranked queries when
+// the server has an embedder, fuses the lexical ranking with dense
+// retrieval. An embedder that fails or is slower than the timeout leaves
+// the lexical ranking to answer alone.
+func (s *Server) rank(ctx context.Context, tenant string, q index.Query, opt index.Options) index.Result {
+	ix := s.cat.Index(tenant)
 	d := s.dense
 	if d == nil || (q.Kind != index.KindKeyword && q.Kind != index.KindDiscover) || strings.TrimSpace(q.Text) == "" {
-		return s.ix.Run(q, opt)
+		return ix.Run(q, opt)
 	}
 	n := opt.Max
 	if n <= 0 {
@@ -73,26 +76,53 @@ func (s *Server) rank(ctx context.Context, q index.Query, opt index.Options) ind
 			d.lastWarn.Store(now)
 			s.log.Warn("embedding the query failed; ranking without it", zap.Duration("timeout", d.timeout), zap.Error(err))
 		}
-		return s.ix.Run(q, opt)
+		return ix.Run(q, opt)
 	}
 	opt.Max = index.MaxResults
-	res := s.ix.Run(q, opt)
-	res.Hits = FuseDense(d.store, qv, res, d.ratio, n, opt.Allow)
+	res := ix.Run(q, opt)
+	// The store holds every tenant's tools, each under its tenant's key:
+	// dense candidates are only those the tenant sees.
+	key := func(name string) string {
+		if e := s.cat.Get(tenant, name); e != nil {
+			return denseKey(e.Tenant(), name)
+		}
+		return ""
+	}
+	allow := func(k string) bool {
+		owner, name, _ := strings.Cut(k, "\x00")
+		e := s.cat.Get(tenant, name)
+		return e != nil && e.Tenant() == owner && (opt.Allow == nil || opt.Allow(name))
+	}
+	res.Hits = fuseDense(d.store, qv, res, d.ratio, n, allow, key)
 	return res
 }
+
+// denseKey is a tool's key in the dense store.
+func denseKey(tenant, name string) string { return tenant + "\x00" + name }
 
 // FuseDense is the ranking of a query with dense retrieval: res is the
 // lexical result (run with Max index.MaxResults) and qv the query's
 // vector. Its ranked hits and the 100 tools nearest to qv that allow
 // accepts (all when nil) are fused (semantic.Fuse); exact hits stay
 // first, and when the query required "+term" words dense retrieval only
-// reorders the lexical hits. It returns the best n.
+// reorders the lexical hits. It returns the best n. The store's keys are
+// the tools' names.
 func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio float64, n int, allow func(string) bool) []index.Hit {
-	lex := make([]semantic.Scored, len(res.Hits))
-	byName := make(map[string]index.Hit, len(res.Hits))
-	for i, h := range res.Hits {
-		lex[i] = semantic.Scored{Name: h.Name, Lexical: h.Score, Pinned: h.Match != index.MatchRanked}
-		byName[h.Name] = h
+	return fuseDense(st, qv, res, ratio, n, allow, func(name string) string { return name })
+}
+
+// fuseDense is FuseDense for a store whose key of each tool is key(name);
+// allow takes keys. Keys hold the name after their last NUL byte, if any.
+func fuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio float64, n int, allow func(string) bool, key func(string) string) []index.Hit {
+	lex := make([]semantic.Scored, 0, len(res.Hits))
+	byKey := make(map[string]index.Hit, len(res.Hits))
+	for _, h := range res.Hits {
+		k := key(h.Name)
+		if k == "" {
+			continue
+		}
+		lex = append(lex, semantic.Scored{Name: k, Lexical: h.Score, Pinned: h.Match != index.MatchRanked})
+		byKey[k] = h
 	}
 	depth := semanticDepth
 	if res.Required {
@@ -101,9 +131,13 @@ func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio fl
 	fused := st.Rank(qv, lex, ratio, depth, n, allow)
 	hits := make([]index.Hit, len(fused))
 	for i, f := range fused {
-		h, ok := byName[f.Name]
+		h, ok := byKey[f.Name]
 		if !ok {
-			h = index.Hit{Name: f.Name, Match: index.MatchRanked}
+			name := f.Name
+			if j := strings.LastIndexByte(name, 0); j >= 0 {
+				name = name[j+1:]
+			}
+			h = index.Hit{Name: name, Match: index.MatchRanked}
 		}
 		if h.Match == index.MatchRanked {
 			h.Score = f.Score
@@ -113,16 +147,15 @@ func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio fl
 	return hits
 }
 
-// indexDense queues a stored tool's text for embedding, or forgets the
-// tool when it is not ranked (core or excluded); paramText is its input
-// schema's parameter text. The caller holds s.mu.
-func (s *Server) indexDense(e *entry, ranked bool, paramText string) {
-	if s.dense == nil {
+// changed keeps the dense store in step with the catalog (its
+// Config.Changed): a stored deferred tool is queued for embedding, any
+// other forgotten. Called with the catalog's lock held.
+func (d *dense) changed(tenant, name string, e *catalog.Entry) {
+	k := denseKey(tenant, name)
+	if e == nil || e.Loading() != tooldexv1.Loading_LOADING_DEFERRED {
+		d.store.Delete(k)
 		return
 	}
-	if !ranked {
-		s.dense.store.Delete(e.name)
-		return
-	}
-	s.dense.store.Put(e.name, semantic.ToolText(e.name, e.searchHint(), e.description(), paramText))
+	t := e.Tool()
+	d.store.Put(k, semantic.ToolText(name, t.GetSearchHint(), t.GetDescription(), e.ParamText()))
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/permission"
@@ -49,6 +49,10 @@ type Config struct {
 	// SemanticTimeout bounds embedding a query; past it the lexical
 	// ranking answers alone. 0 means 250ms.
 	SemanticTimeout time.Duration
+	// Catalog configures the tool catalog: per-tenant limits and how long
+	// a host principal keeps its names after its hosts left (its Index
+	// and Changed fields are set by New).
+	Catalog catalog.Config
 }
 
 // Server implements tooldex.v1.DiscoveryService.
@@ -58,7 +62,7 @@ type Server struct {
 	log        *zap.Logger
 	auditLog   *zap.Logger
 	policy     Policy
-	ix         *index.Index
+	cat        *catalog.Catalog
 	reg        *registry.Registry
 	perms      *permission.Policy
 	approver   *permission.Approver
@@ -70,19 +74,6 @@ type Server struct {
 	// hostsCtx ends every host session when cancelled (CloseHosts).
 	hostsCtx   context.Context
 	closeHosts context.CancelFunc
-
-	// sources interns the stored tools' sources.
-	sources sources
-
-	// mu guards tools and liveBlocks and orders catalog changes with
-	// index updates.
-	mu    sync.RWMutex
-	tools map[string]*entry
-	// blocks holds the entries' blocks (it has a lock of its own: entries
-	// are made before mu is taken); liveBlocks is the bytes of the blocks
-	// of the entries in tools (arena.go).
-	blocks     blockArena
-	liveBlocks int
 }
 
 var _ tooldexv1.DiscoveryServiceServer = (*Server)(nil)
@@ -110,7 +101,6 @@ func New(cfg Config) *Server {
 		log:        log.Named("discovery"),
 		auditLog:   log.Named("audit"),
 		policy:     cfg.Policy,
-		ix:         index.New(cfg.Index),
 		reg:        registry.New(cfg.Registry),
 		perms:      cfg.Permissions,
 		approver:   permission.NewApprover(cfg.ApprovalKey, 0, nil),
@@ -120,8 +110,13 @@ func New(cfg Config) *Server {
 		dense:      newDense(cfg),
 		hostsCtx:   hostsCtx,
 		closeHosts: closeHosts,
-		tools:      make(map[string]*entry),
 	}
+	ccfg := cfg.Catalog
+	ccfg.Index = cfg.Index
+	if s.dense != nil {
+		ccfg.Changed = s.dense.changed
+	}
+	s.cat = catalog.New(ccfg)
 	cfg.Metrics.watch(s)
 	return s
 }
@@ -171,14 +166,15 @@ func (s *Server) WaitCalls(ctx context.Context) {
 // otherwise wait for the long-lived streams.
 func (s *Server) CloseHosts() { s.closeHosts() }
 
-// Index returns the server's search index (for in-process evaluation).
-func (s *Server) Index() *index.Index { return s.ix }
+// Index returns the default tenant's search index (for in-process
+// evaluation and start-up logs).
+func (s *Server) Index() *index.Index { return s.cat.Index(auth.DefaultTenant) }
 
 // RegisterTools validates the whole batch first; if any tool is invalid,
 // nothing is registered and every violation is reported.
 func (s *Server) RegisterTools(ctx context.Context, req *tooldexv1.RegisterToolsRequest) (*tooldexv1.RegisterToolsResponse, error) {
 	start := time.Now()
-	resp, err := s.register(req)
+	resp, err := s.register(ctx, req)
 	err = s.toStatus(err)
 	if !req.GetValidateOnly() {
 		auditBatch(ctx, s, "register", req.GetTools(), (*tooldexv1.Tool).GetName, err, time.Since(start))
@@ -186,26 +182,25 @@ func (s *Server) RegisterTools(ctx context.Context, req *tooldexv1.RegisterTools
 	return resp, err
 }
 
-func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.RegisterToolsResponse, error) {
+func (s *Server) register(ctx context.Context, req *tooldexv1.RegisterToolsRequest) (*tooldexv1.RegisterToolsResponse, error) {
+	tenant, err := s.writeTenant(ctx, req.GetTenant())
+	if err != nil {
+		return nil, err
+	}
 	tools := req.GetTools()
 	ve := &ValidationError{}
 	switch {
 	case len(tools) == 0:
 		ve.add("tools", "is empty: nothing to register")
-	case len(tools) > MaxBatch:
-		ve.add("tools", "has %d tools, at most %d per request", len(tools), MaxBatch)
+	case len(tools) > catalog.MaxBatch:
+		ve.add("tools", "has %d tools, at most %d per request", len(tools), catalog.MaxBatch)
 	}
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	// Validate and prepare the whole batch, then build the entries:
-	// validation and preparation make garbage (compiling a schema to
-	// check it, decoding it for the index, encoding it), and allocating
-	// what the catalog keeps after it, rather than interleaved with it,
-	// packs the kept objects into fewer pages (resident memory,
-	// docs/BENCHMARKS.md).
-	preps := make([]prepared, len(tools))
-	var buf []byte // the batch's schemas encoded (prepareTool)
+	// Every entry is made, and its schema compiled, before the catalog's
+	// lock is taken.
+	entries := make([]*catalog.Entry, len(tools))
 	seen := make(map[string]int, len(tools))
 	for i, t := range tools {
 		field := fmt.Sprintf("tools[%d]", i)
@@ -213,179 +208,80 @@ func (s *Server) register(req *tooldexv1.RegisterToolsRequest) (*tooldexv1.Regis
 			ve.add(field+".name", "%q is also tools[%d]; names must be unique in a batch", t.GetName(), j)
 		}
 		seen[t.GetName()] = i
-		doc := validateTool(ve, field, t)
-		if ve.err() != nil {
-			continue // the batch will be refused: prepare no more
-		}
-		preps[i], buf = prepareTool(t, doc, buf)
+		entries[i] = catalog.NewEntry(&ve.ValidationError, field, t, tenant, tooldexv1.Origin_ORIGIN_FRONTEND, "", s.policy.loading(t))
 	}
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	entries := make([]*entry, len(tools))
-	for i, t := range tools {
-		entries[i] = s.buildEntry(t, preps[i], buf, tooldexv1.Origin_ORIGIN_FRONTEND, "")
-	}
-	resp := &tooldexv1.RegisterToolsResponse{Results: make([]*tooldexv1.RegisterResult, len(entries))}
-	results := make([]tooldexv1.RegisterResult, len(entries)) // one allocation rather than one each
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	conflicts := &ConflictError{}
-	for i, e := range entries {
-		if old := s.tools[e.name]; old != nil && len(old.hosts()) > 0 && !old.sameDefinition(e) {
-			conflicts.add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", e.name)
-		}
-	}
-	if err := conflicts.err(); err != nil {
+	done, err := s.cat.Register(tenant, entries, req.GetValidateOnly())
+	if err != nil {
 		return nil, err
 	}
-	for i, e := range entries {
-		name := e.name
-		outcome := tooldexv1.RegisterOutcome_REGISTER_OUTCOME_CREATED
-		if old := s.tools[name]; old != nil {
-			e.takeHosts(old)
-			outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UPDATED
-			if old.equal(e) {
-				outcome = tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED
-			}
-		}
-		r := &results[i]
-		r.Name, r.Outcome, r.Loading = name, outcome, e.load()
-		resp.Results[i] = r
-		if req.GetValidateOnly() || outcome == tooldexv1.RegisterOutcome_REGISTER_OUTCOME_UNCHANGED {
-			continue
-		}
-		s.put(e, preps[i].paramText)
+	resp := &tooldexv1.RegisterToolsResponse{Results: make([]*tooldexv1.RegisterResult, len(done))}
+	for i, r := range done {
+		resp.Results[i] = &tooldexv1.RegisterResult{Name: entries[i].Name(), Outcome: r.Outcome, Loading: r.Loading}
 	}
 	if !req.GetValidateOnly() {
-		s.log.Info("tools registered", zap.Int("count", len(entries)), zap.Int("catalog", len(s.tools)))
+		s.log.Info("tools registered", zap.String("tenant", tenant), zap.Int("count", len(entries)), zap.Int("catalog", s.cat.Len(tenant)))
 	}
 	return resp, nil
-}
-
-// validEntry validates a tool and builds its catalog entry, along with its
-// input schema's parameter text for the index. Violations go to ve; the
-// entry is nil when there are any.
-func (s *Server) validEntry(ve *ValidationError, field string, t *tooldexv1.Tool, origin tooldexv1.Origin, id string) (*entry, string) {
-	before := len(ve.Violations)
-	doc := validateTool(ve, field, t)
-	if len(ve.Violations) > before {
-		return nil, ""
-	}
-	p, buf := prepareTool(t, doc, nil)
-	return s.buildEntry(t, p, buf, origin, id), p.paramText
-}
-
-// buildEntry makes the catalog entry of a valid tool from what prepareTool
-// derived into buf, with its source and loading set (see sources.source and
-// Policy.loading).
-func (s *Server) buildEntry(t *tooldexv1.Tool, p prepared, buf []byte, origin tooldexv1.Origin, id string) *entry {
-	src := s.sources.source(t.GetSource(), origin, id)
-	return makeEntry(&s.blocks, t, p, buf, src, s.policy.loading(t))
-}
-
-// put stores an entry and updates the index; paramText is its input
-// schema's parameter text (index.ParamText). The caller holds s.mu.
-func (s *Server) put(e *entry, paramText string) {
-	if old := s.tools[e.name]; old != nil {
-		s.liveBlocks -= arenaLen(old)
-	}
-	s.tools[e.name] = e
-	s.liveBlocks += arenaLen(e)
-	s.compactBlocks()
-	s.indexDense(e, e.load() == tooldexv1.Loading_LOADING_DEFERRED, paramText)
-	if e.load() == tooldexv1.Loading_LOADING_EXCLUDED {
-		s.ix.Remove(e.name)
-		return
-	}
-	s.ix.Upsert(e.indexDoc(paramText))
-}
-
-// drop removes a tool from the catalog and the index. The caller holds s.mu.
-func (s *Server) drop(name string) {
-	if old := s.tools[name]; old != nil {
-		s.liveBlocks -= arenaLen(old)
-	}
-	delete(s.tools, name)
-	s.ix.Remove(name)
-	if s.dense != nil {
-		s.dense.store.Delete(name)
-	}
 }
 
 // UnregisterTools removes tools by name.
 func (s *Server) UnregisterTools(ctx context.Context, req *tooldexv1.UnregisterToolsRequest) (*tooldexv1.UnregisterToolsResponse, error) {
 	start := time.Now()
-	resp, err := s.unregister(req)
+	resp, err := s.unregister(ctx, req)
+	err = s.toStatus(err)
 	auditBatch(ctx, s, "unregister", req.GetNames(), func(n string) string { return n }, err, time.Since(start))
 	return resp, err
 }
 
-func (s *Server) unregister(req *tooldexv1.UnregisterToolsRequest) (*tooldexv1.UnregisterToolsResponse, error) {
+func (s *Server) unregister(ctx context.Context, req *tooldexv1.UnregisterToolsRequest) (*tooldexv1.UnregisterToolsResponse, error) {
+	tenant, err := s.writeTenant(ctx, req.GetTenant())
+	if err != nil {
+		return nil, err
+	}
 	names := req.GetNames()
-	if len(names) > MaxBatch {
+	if len(names) > catalog.MaxBatch {
 		ve := &ValidationError{}
-		ve.add("names", "has %d names, at most %d per request", len(names), MaxBatch)
-		return nil, s.toStatus(ve)
+		ve.add("names", "has %d names, at most %d per request", len(names), catalog.MaxBatch)
+		return nil, ve.err()
 	}
-	resp := &tooldexv1.UnregisterToolsResponse{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	conflicts := &ConflictError{}
-	for i, n := range names {
-		if e := s.tools[n]; e != nil && len(e.hosts()) > 0 {
-			conflicts.add(fmt.Sprintf("names[%d]", i), "%q is served by connected tool hosts; they remove their own tools", n)
-		}
+	removed, notFound, err := s.cat.Unregister(tenant, names)
+	if err != nil {
+		return nil, err
 	}
-	if err := conflicts.err(); err != nil {
-		return nil, s.toStatus(err)
+	if len(removed) > 0 {
+		s.log.Info("tools unregistered", zap.String("tenant", tenant), zap.Int("count", len(removed)), zap.Int("catalog", s.cat.Len(tenant)))
 	}
-	for _, n := range names {
-		if _, ok := s.tools[n]; !ok {
-			resp.NotFound = append(resp.NotFound, n)
-			continue
-		}
-		s.drop(n)
-		resp.Removed = append(resp.Removed, n)
-	}
-	if len(resp.Removed) > 0 {
-		s.log.Info("tools unregistered", zap.Int("count", len(resp.Removed)), zap.Int("catalog", len(s.tools)))
-	}
-	return resp, nil
+	return &tooldexv1.UnregisterToolsResponse{Removed: removed, NotFound: notFound}, nil
 }
 
 // ListTools lists registered tools sorted by name.
 func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest) (*tooldexv1.ListToolsResponse, error) {
-	resp := s.listTools(req)
+	resp, err := s.listTools(ctx, req)
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
 	for i, t := range resp.Tools {
-		resp.Tools[i] = fullTool(t)
+		resp.Tools[i] = proto.CloneOf(t)
 	}
 	return resp, nil
 }
 
-// listTools is ListTools with light tools (see catalog.go): what the gRPC
-// handler sends.
-func (s *Server) listTools(req *tooldexv1.ListToolsRequest) *tooldexv1.ListToolsResponse {
-	s.mu.RLock()
-	var entries []*entry
-	for name, e := range s.tools {
-		if !strings.HasPrefix(name, req.GetNamePrefix()) {
-			continue
-		}
-		if l := req.GetLoading(); l != tooldexv1.Loading_LOADING_UNSPECIFIED && l != e.load() {
-			continue
-		}
-		entries = append(entries, e)
+// listTools is ListTools with the catalog's shared tools: what the gRPC
+// handler sends (grpc.go).
+func (s *Server) listTools(ctx context.Context, req *tooldexv1.ListToolsRequest) (*tooldexv1.ListToolsResponse, error) {
+	tenant, err := s.readTenant(ctx, req.GetTenant())
+	if err != nil {
+		return nil, err
 	}
-	s.mu.RUnlock()
-	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.name, b.name) })
-	vals := make([]tooldexv1.Tool, len(entries)) // one allocation rather than one each
+	entries := s.cat.List(tenant, req.GetNamePrefix(), req.GetLoading())
 	tools := make([]*tooldexv1.Tool, len(entries))
 	for i, e := range entries {
-		e.lightInto(&vals[i], true)
-		tools[i] = &vals[i]
+		tools[i] = e.Tool()
 	}
-	return &tooldexv1.ListToolsResponse{Tools: tools}
+	return &tooldexv1.ListToolsResponse{Tools: tools}, nil
 }
 
 // Search runs a ToolSearch query.
@@ -398,8 +294,8 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 	return resp, nil
 }
 
-// search is Search with light tools (see catalog.go): what the gRPC handler
-// sends. Errors are gRPC statuses.
+// search is Search with the catalog's shared tools: what the gRPC handler
+// sends (grpc.go). Errors are gRPC statuses.
 func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
 	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
 	if err != nil {
@@ -413,8 +309,8 @@ func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(sub)})
-	results, entries := s.lightResults(res.Hits, req.GetSchemaView())
+	res := s.rank(ctx, sub.Tenant, q, index.Options{Max: max, Allow: s.visible(sub)})
+	results, entries := s.results(sub.Tenant, res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.SearchResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -439,8 +335,8 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	return resp, nil
 }
 
-// discover is Discover with light tools (see catalog.go): what the gRPC
-// handler sends. Errors are gRPC statuses.
+// discover is Discover with the catalog's shared tools: what the gRPC
+// handler sends (grpc.go). Errors are gRPC statuses.
 func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
 	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
 	if err != nil {
@@ -454,8 +350,8 @@ func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	res := s.rank(ctx, q, index.Options{Max: max, Allow: s.visible(sub)})
-	results, entries := s.lightResults(res.Hits, req.GetSchemaView())
+	res := s.rank(ctx, sub.Tenant, q, index.Options{Max: max, Allow: s.visible(sub)})
+	results, entries := s.results(sub.Tenant, res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -490,44 +386,50 @@ func checkSearch(n int32, view tooldexv1.SchemaView) (int, error) {
 	return int(n), ve.err()
 }
 
-// fullResults replaces light tools by full ones, for in-process callers.
+// fullResults replaces the catalog's shared tools by copies, for
+// in-process callers, who own what they get: decoded from the wire, as a
+// client gets them (a STRUCT view's tool holds its schema marshalled,
+// catalog.Entry.WireTool).
 func fullResults(results []*tooldexv1.SearchResult) {
 	for _, r := range results {
-		r.Tool = fullTool(r.Tool)
+		b, err := proto.Marshal(r.Tool)
+		t := &tooldexv1.Tool{}
+		if err != nil || proto.Unmarshal(b, t) != nil {
+			t = proto.CloneOf(r.Tool) // not UTF-8 (in-process only): never a wire tool
+		}
+		r.Tool = t
 	}
 }
 
-// lightResults attaches the registered definitions, as light tools (see
-// catalog.go) in the schema view v (view.go), to hits. A tool removed
-// between ranking and lookup is dropped. v must have passed checkView.
-func (s *Server) lightResults(hits []index.Hit, v tooldexv1.SchemaView) ([]*tooldexv1.SearchResult, []*entry) {
+// results attaches the definitions tenant sees, in the schema view v
+// (view.go), to hits: the catalog's tools themselves, shared, never
+// modified. A tool removed between ranking and lookup is dropped. v must
+// have passed checkView.
+func (s *Server) results(tenant string, hits []index.Hit, v tooldexv1.SchemaView) ([]*tooldexv1.SearchResult, []*catalog.Entry) {
+	found := s.cat.GetAll(make([]*catalog.Entry, 0, len(hits)), tenant, func(yield func(string) bool) {
+		for _, h := range hits {
+			if !yield(h.Name) {
+				return
+			}
+		}
+	})
 	out := make([]*tooldexv1.SearchResult, 0, len(hits))
-	entries := make([]*entry, 0, len(hits))
-	// One allocation for the results and their tools rather than one
-	// each.
-	vals := make([]struct {
-		res  tooldexv1.SearchResult
-		tool tooldexv1.Tool
-	}, len(hits))
-	s.mu.RLock()
+	entries := found[:0]
+	vals := make([]tooldexv1.SearchResult, len(hits)) // one allocation rather than one each
 	for i, h := range hits {
-		e := s.tools[h.Name]
+		e := found[i]
 		if e == nil {
 			continue
 		}
 		entries = append(entries, e)
-		r := &vals[i].res
-		r.Tool = &vals[i].tool
+		r := &vals[i]
+		r.Tool = viewTool(e, v)
 		r.Score = h.Score
 		r.KeywordScore = h.Keyword
 		r.TfidfScore = h.TFIDF
 		r.KeywordPoints = int32(h.Points)
 		r.Match = matchKind(h.Match)
 		out = append(out, r)
-	}
-	s.mu.RUnlock()
-	for i, r := range out {
-		viewTool(r.Tool, entries[i], v)
 	}
 	return out, entries
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/schema"
 )
@@ -291,9 +292,9 @@ func TestRegisterToolsInvalidBatch(t *testing.T) {
 				{Name: "BadAlias", Aliases: []string{"ok_alias", "not ok"}},
 				tool("Good", "duplicate"),
 				tool(long(65), "too long a name"),
-				tool("LongDescription", long(MaxDescription+1)),
-				{Name: "LongHint", SearchHint: long(MaxSearchHint + 1)},
-				{Name: "ManyAliases", Aliases: slices.Repeat([]string{"a"}, MaxAliases+1)},
+				tool("LongDescription", long(catalog.MaxDescription+1)),
+				{Name: "LongHint", SearchHint: long(catalog.MaxSearchHint + 1)},
+				{Name: "ManyAliases", Aliases: slices.Repeat([]string{"a"}, catalog.MaxAliases+1)},
 			},
 			wantFields: []string{
 				"tools[1].name",
@@ -585,7 +586,7 @@ func TestUnregisterTools(t *testing.T) {
 		t.Errorf("second UnregisterTools: got removed %v, not_found %v; want none, [CronCreate]", resp.GetRemoved(), resp.GetNotFound())
 	}
 
-	_, err = c.UnregisterTools(t.Context(), &tooldexv1.UnregisterToolsRequest{Names: make([]string, MaxBatch+1)})
+	_, err = c.UnregisterTools(t.Context(), &tooldexv1.UnregisterToolsRequest{Names: make([]string, catalog.MaxBatch+1)})
 	if got, want := badFields(t, err), []string{"names"}; !slices.Equal(got, want) {
 		t.Errorf("oversized UnregisterTools: violations %q, want %q", got, want)
 	}

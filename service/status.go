@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/textcut"
 	"github.com/tooldex/tooldex/registry"
@@ -25,8 +26,10 @@ func (s *Server) toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	var ve *ValidationError
-	var ce *ConflictError
+	var ve *catalog.ValidationError
+	var ce *catalog.ConflictError
+	var le *catalog.LimitError
+	var pe *catalog.PermissionError
 	var ms *auth.MissingScopeError
 	switch {
 	case errors.Is(err, auth.ErrUnauthenticated):
@@ -37,6 +40,10 @@ func (s *Server) toStatus(err error) error {
 		return withViolations(codes.AlreadyExists, "conflict: "+ce.Error(), ce.Violations)
 	case errors.As(err, &ve):
 		return badRequest("invalid request: "+ve.Error(), ve.Violations)
+	case errors.As(err, &le):
+		return withViolations(codes.ResourceExhausted, le.Error(), []Violation{{Field: le.Field, Description: le.Detail}})
+	case errors.As(err, &pe):
+		return withViolations(codes.PermissionDenied, "permission denied: "+pe.Error(), []Violation{{Field: pe.Field, Description: pe.Reason}})
 	case errors.Is(err, ErrToolNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, ErrDenied):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -62,7 +63,7 @@ func TestToolMCPFieldsRoundTrip(t *testing.T) {
 
 func TestToolMCPFieldsInvalid(t *testing.T) {
 	c := newTestEnv(t)
-	manyIcons := make([]*tooldexv1.Icon, MaxIcons+1)
+	manyIcons := make([]*tooldexv1.Icon, catalog.MaxIcons+1)
 	for i := range manyIcons {
 		manyIcons[i] = &tooldexv1.Icon{Src: "https://example.com/i.png"}
 	}
@@ -71,14 +72,14 @@ func TestToolMCPFieldsInvalid(t *testing.T) {
 		tool *tooldexv1.Tool
 		want []string
 	}{
-		{"title too long", &tooldexv1.Tool{Name: "a", Title: strings.Repeat("t", MaxTitle+1)}, []string{"tools[0].title"}},
+		{"title too long", &tooldexv1.Tool{Name: "a", Title: strings.Repeat("t", catalog.MaxTitle+1)}, []string{"tools[0].title"}},
 		{"output schema not an object schema", &tooldexv1.Tool{Name: "a", OutputSchema: mustStruct(t, `{"type":"array"}`)}, []string{"tools[0].output_schema"}},
 		{"output schema external ref", &tooldexv1.Tool{Name: "a", OutputSchema: mustStruct(t, `{"type":"object","$ref":"https://example.com/s.json"}`)}, []string{"tools[0].output_schema"}},
 		{"too many icons", &tooldexv1.Tool{Name: "a", Icons: manyIcons}, []string{"tools[0].icons"}},
 		{"icon without src", &tooldexv1.Tool{Name: "a", Icons: []*tooldexv1.Icon{{MimeType: "image/png"}}}, []string{"tools[0].icons[0].src"}},
 		{"icon javascript src", &tooldexv1.Tool{Name: "a", Icons: []*tooldexv1.Icon{{Src: "javascript:alert(1)"}}}, []string{"tools[0].icons[0].src"}},
 		{"icon bad theme and size", &tooldexv1.Tool{Name: "a", Icons: []*tooldexv1.Icon{{Src: "https://e/i", Theme: "blue", Sizes: []string{""}}}}, []string{"tools[0].icons[0].sizes[0]", "tools[0].icons[0].theme"}},
-		{"meta too large", &tooldexv1.Tool{Name: "a", Meta: mustStruct(t, `{"k":"`+strings.Repeat("m", MaxMetaBytes)+`"}`)}, []string{"tools[0].meta"}},
+		{"meta too large", &tooldexv1.Tool{Name: "a", Meta: mustStruct(t, `{"k":"`+strings.Repeat("m", catalog.MaxMetaBytes)+`"}`)}, []string{"tools[0].meta"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/demo"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/toolfile"
@@ -297,11 +299,14 @@ func TestViewCopiesEveryField(t *testing.T) {
 	}
 	future := protowire.AppendVarint(protowire.AppendTag(nil, 100, protowire.VarintType), 7)
 	full.ProtoReflect().SetUnknown(future)
-	p, buf := prepareTool(full, nil, nil)
-	e := makeEntry(nil, full, p, buf, full.GetSource(), full.GetLoading())
+	full.InputSchemaJson = "" // output only
+	ve := &catalog.ValidationError{}
+	e := catalog.NewEntry(ve, "t", full, auth.DefaultTenant, tooldexv1.Origin_ORIGIN_FRONTEND, "", full.GetLoading())
+	if e == nil {
+		t.Fatalf("sample tool refused: %v", ve)
+	}
 	for _, view := range []tooldexv1.SchemaView{viewJSON, viewNone} {
-		got := &tooldexv1.Tool{}
-		viewTool(got, e, view)
+		got := viewTool(e, view)
 		checkToolView(t, "view", view, got, full)
 		if string(got.ProtoReflect().GetUnknown()) != string(future) {
 			t.Errorf("view %v: unknown fields %x, want %x", view, got.ProtoReflect().GetUnknown(), future)

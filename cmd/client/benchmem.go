@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/eval"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
@@ -75,9 +76,9 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	start := time.Now()
 	svc := service.New(service.Config{})
 	jsonBytes := 0
-	for lo := 0; lo < *n; lo += service.MaxBatch {
-		batch := make([]*tooldexv1.Tool, 0, service.MaxBatch)
-		for i := lo; i < min(lo+service.MaxBatch, *n); i++ {
+	for lo := 0; lo < *n; lo += catalog.MaxBatch {
+		batch := make([]*tooldexv1.Tool, 0, catalog.MaxBatch)
+		for i := lo; i < min(lo+catalog.MaxBatch, *n); i++ {
 			t, size := tool(i)
 			batch = append(batch, t)
 			jsonBytes += size

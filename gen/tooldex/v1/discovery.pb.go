@@ -215,7 +215,12 @@ type RegisterToolsRequest struct {
 	// Tools to register; at most 10,000, names unique within the batch.
 	Tools []*Tool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Validate only: report what would happen, change nothing.
-	ValidateOnly  bool `protobuf:"varint,2,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	ValidateOnly bool `protobuf:"varint,2,opt,name=validate_only,json=validateOnly,proto3" json:"validate_only,omitempty"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -262,6 +267,13 @@ func (x *RegisterToolsRequest) GetValidateOnly() bool {
 		return x.ValidateOnly
 	}
 	return false
+}
+
+func (x *RegisterToolsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // RegisterToolsResponse says what happened to each tool.
@@ -378,7 +390,12 @@ func (x *RegisterResult) GetLoading() Loading {
 type UnregisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Names to remove; at most 10,000.
-	Names         []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	Names []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,2,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -418,6 +435,13 @@ func (x *UnregisterToolsRequest) GetNames() []string {
 		return x.Names
 	}
 	return nil
+}
+
+func (x *UnregisterToolsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // UnregisterToolsResponse reports what was removed.
@@ -481,7 +505,12 @@ type ListToolsRequest struct {
 	// Only tools whose name starts with this prefix.
 	NamePrefix string `protobuf:"bytes,1,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	// Only tools loaded this way; LOADING_UNSPECIFIED lists all.
-	Loading       Loading `protobuf:"varint,2,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
+	Loading Loading `protobuf:"varint,2,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -528,6 +557,13 @@ func (x *ListToolsRequest) GetLoading() Loading {
 		return x.Loading
 	}
 	return Loading_LOADING_UNSPECIFIED
+}
+
+func (x *ListToolsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // ListToolsResponse lists tools sorted by name.
@@ -585,8 +621,9 @@ type SearchRequest struct {
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	// select: returns every named tool regardless.
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// The caller's identity; tools its permission rules deny are never
-	// listed.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools its permission rules deny are never listed.
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Render content_json for this provider: "anthropic", "openai",
 	// "gemini" or "grok"; empty renders none.
@@ -884,8 +921,9 @@ type DiscoverRequest struct {
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	MaxResults int32 `protobuf:"varint,2,opt,name=max_results,json=maxResults,proto3" json:"max_results,omitempty"`
-	// The caller's identity; tools its permission rules deny are never
-	// listed.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools its permission rules deny are never listed.
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Render content_json for this provider, as in SearchRequest.
 	Provider string `protobuf:"bytes,4,opt,name=provider,proto3" json:"provider,omitempty"`
@@ -1056,7 +1094,10 @@ type ExecuteRequest struct {
 	ParamsJson string `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
 	// The frontend's session, for logs.
 	SessionId string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// The caller's identity, matched by permission rules.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Matched by permission rules; approval tokens are bound
+	// to it and to the principal.
 	Caller string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Approval of an earlier approval_required answer for this very call.
 	ApprovalToken string `protobuf:"bytes,6,opt,name=approval_token,json=approvalToken,proto3" json:"approval_token,omitempty"`
@@ -1509,9 +1550,14 @@ func (x *ApprovalRequest) GetRule() string {
 	return ""
 }
 
-// ListHostsRequest is empty.
+// ListHostsRequest selects the hosts to list.
 type ListHostsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tenant to address, for admin principals only: another tenant, or
+	// "shared" for the shared catalog offered to every tenant. Empty means
+	// the caller's own tenant; set by a principal without the admin scope it
+	// is PERMISSION_DENIED (field tenant).
+	Tenant        string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1544,6 +1590,13 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
 	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListHostsRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 // ListHostsResponse lists connected hosts.
@@ -1608,7 +1661,11 @@ type HostInfo struct {
 	// Calls running now.
 	InFlight int32 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
 	// Calls completed in this session.
-	Completed     int64 `protobuf:"varint,7,opt,name=completed,proto3" json:"completed,omitempty"`
+	Completed int64 `protobuf:"varint,7,opt,name=completed,proto3" json:"completed,omitempty"`
+	// The tenant the host serves in ("shared": every tenant).
+	Tenant string `protobuf:"bytes,8,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// The principal the host authenticated as.
+	Principal     string `protobuf:"bytes,9,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1692,12 +1749,28 @@ func (x *HostInfo) GetCompleted() int64 {
 	return 0
 }
 
+func (x *HostInfo) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *HostInfo) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
 // GetManifestRequest asks for the initial tool set for a provider.
 type GetManifestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "anthropic", "openai", "gemini" or "grok".
 	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
-	// The caller's identity: tools it is denied are left out.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Tools it is denied are left out.
 	Caller string `protobuf:"bytes,2,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Anthropic: the frontend supports tool_reference (defer_loading).
 	ToolReference bool `protobuf:"varint,3,opt,name=tool_reference,json=toolReference,proto3" json:"tool_reference,omitempty"`
@@ -1948,7 +2021,9 @@ type PrefetchRequest struct {
 	MinScore float64 `protobuf:"fixed64,5,opt,name=min_score,json=minScore,proto3" json:"min_score,omitempty"`
 	// Tools the frontend has already loaded: never recommended.
 	Loaded []string `protobuf:"bytes,6,rep,name=loaded,proto3" json:"loaded,omitempty"`
-	// The caller's identity: denied tools are never recommended.
+	// The end user a trusted frontend acts for: accepted only from a principal
+	// with the act-as scope (PERMISSION_DENIED otherwise); empty means the
+	// principal itself. Denied tools are never recommended.
 	Caller string `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
 	// How results carry each tool's input schema. SCHEMA_VIEW_UNSPECIFIED
 	// is SCHEMA_VIEW_STRUCT; other values are INVALID_ARGUMENT. text is the
@@ -2104,25 +2179,28 @@ var File_tooldex_v1_discovery_proto protoreflect.FileDescriptor
 const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\n" +
 	"\x1atooldex/v1/discovery.proto\x12\n" +
-	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15tooldex/v1/host.proto\x1a\x15tooldex/v1/tool.proto\"c\n" +
+	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x15tooldex/v1/host.proto\x1a\x15tooldex/v1/tool.proto\"{\n" +
 	"\x14RegisterToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\x12#\n" +
-	"\rvalidate_only\x18\x02 \x01(\bR\fvalidateOnly\"M\n" +
+	"\rvalidate_only\x18\x02 \x01(\bR\fvalidateOnly\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"M\n" +
 	"\x15RegisterToolsResponse\x124\n" +
 	"\aresults\x18\x01 \x03(\v2\x1a.tooldex.v1.RegisterResultR\aresults\"\x8a\x01\n" +
 	"\x0eRegisterResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1b.tooldex.v1.RegisterOutcomeR\aoutcome\x12-\n" +
-	"\aloading\x18\x03 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\".\n" +
+	"\aloading\x18\x03 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\"F\n" +
 	"\x16UnregisterToolsRequest\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"P\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\x12\x16\n" +
+	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"P\n" +
 	"\x17UnregisterToolsResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x03(\tR\aremoved\x12\x1b\n" +
-	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"b\n" +
+	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"z\n" +
 	"\x10ListToolsRequest\x12\x1f\n" +
 	"\vname_prefix\x18\x01 \x01(\tR\n" +
 	"namePrefix\x12-\n" +
-	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\";\n" +
+	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\";\n" +
 	"\x11ListToolsResponse\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"\xda\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
@@ -2195,10 +2273,11 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12%\n" +
 	"\x0eparams_summary\x18\x02 \x01(\tR\rparamsSummary\x12%\n" +
 	"\x0eapproval_token\x18\x03 \x01(\tR\rapprovalToken\x12\x12\n" +
-	"\x04rule\x18\x04 \x01(\tR\x04rule\"\x12\n" +
-	"\x10ListHostsRequest\"?\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule\"*\n" +
+	"\x10ListHostsRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"?\n" +
 	"\x11ListHostsResponse\x12*\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\"\xc3\x01\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\"\xf9\x01\n" +
 	"\bHostInfo\x12\x17\n" +
 	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1d\n" +
 	"\n" +
@@ -2207,7 +2286,9 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x05tools\x18\x04 \x03(\tR\x05tools\x12\x14\n" +
 	"\x05slots\x18\x05 \x01(\x05R\x05slots\x12\x1b\n" +
 	"\tin_flight\x18\x06 \x01(\x05R\binFlight\x12\x1c\n" +
-	"\tcompleted\x18\a \x01(\x03R\tcompleted\"\xa6\x01\n" +
+	"\tcompleted\x18\a \x01(\x03R\tcompleted\x12\x16\n" +
+	"\x06tenant\x18\b \x01(\tR\x06tenant\x12\x1c\n" +
+	"\tprincipal\x18\t \x01(\tR\tprincipal\"\xa6\x01\n" +
 	"\x12GetManifestRequest\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06caller\x18\x02 \x01(\tR\x06caller\x12%\n" +

@@ -1,0 +1,348 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/schema"
+)
+
+// Entry is one registered tool. Everything but the lazily made views and
+// validator is set by NewEntry and never changes; the views are made once
+// and never change either, so an Entry and every message it returns may be
+// read (marshalled) concurrently. Callers must not modify those messages.
+type Entry struct {
+	tool   *tooldexv1.Tool // as registered, with source and loading set
+	tenant string
+	doc    index.Doc
+	// oneLine and params are Search's texts: the description's first
+	// line, and the parameter summary (ParamSummary).
+	oneLine, params string
+
+	views struct {
+		once sync.Once
+		json string          // the schema as compact JSON; "" without one
+		js   *tooldexv1.Tool // the tool without input_schema, with input_schema_json
+		bare *tooldexv1.Tool // the tool without input_schema
+		wire *tooldexv1.Tool // WireTool
+	}
+	check struct {
+		fastOnce sync.Once
+		fast     *schema.Fast
+		once     sync.Once
+		sch      *jsonschema.Schema
+		err      error
+	}
+}
+
+// NewEntry validates t (compiling its input schema to check it) and makes
+// its entry for tenant. The stored source is t's with origin (and id, when
+// not empty) replacing an unset origin, and a host's always. Violations go
+// to ve under field; the entry is nil when there are any. t is not kept.
+func NewEntry(ve *ValidationError, field string, t *tooldexv1.Tool, tenant string, origin tooldexv1.Origin, id string, loading tooldexv1.Loading) *Entry {
+	before := len(ve.Violations)
+	doc := validate(ve, field, t)
+	if len(ve.Violations) > before {
+		return nil
+	}
+	tool := proto.CloneOf(t)
+	tool.Source = source(t.GetSource(), origin, id)
+	tool.Loading = loading
+	e := &Entry{tool: tool, tenant: tenant, oneLine: oneLine(tool.GetDescription())}
+	var paramText string
+	if tool.InputSchema != nil {
+		paramText = index.ParamText(doc)
+		e.params = ParamSummary(tool.InputSchema)
+	}
+	e.doc = index.Doc{
+		Name:        tool.GetName(),
+		Aliases:     tool.GetAliases(),
+		Description: tool.GetDescription(),
+		SearchHint:  tool.GetSearchHint(),
+		Params:      paramText,
+		Core:        loading == tooldexv1.Loading_LOADING_CORE,
+	}
+	return e
+}
+
+// source returns the stored source of a tool registered with src (nil
+// when absent) by origin; see NewEntry.
+func source(src *tooldexv1.ToolSource, origin tooldexv1.Origin, id string) *tooldexv1.ToolSource {
+	o := src.GetOrigin()
+	if o != tooldexv1.Origin_ORIGIN_UNSPECIFIED && origin != tooldexv1.Origin_ORIGIN_HOST {
+		return src // CloneOf(t) copied it
+	}
+	if src == nil && origin == tooldexv1.Origin_ORIGIN_UNSPECIFIED {
+		return nil
+	}
+	out := &tooldexv1.ToolSource{Origin: origin, Id: src.GetId()}
+	if src != nil {
+		out = proto.CloneOf(src)
+		out.Origin = origin
+	}
+	if id != "" {
+		out.Id = id
+	}
+	return out
+}
+
+// Name returns the tool's name.
+func (e *Entry) Name() string { return e.tool.GetName() }
+
+// Tenant returns the tenant the tool belongs to.
+func (e *Entry) Tenant() string { return e.tenant }
+
+// Tool returns the tool as registered, with its source and loading. It is
+// shared: do not modify it.
+func (e *Entry) Tool() *tooldexv1.Tool { return e.tool }
+
+// Loading returns how the tool is loaded.
+func (e *Entry) Loading() tooldexv1.Loading { return e.tool.GetLoading() }
+
+// Source returns the tool's stored source.
+func (e *Entry) Source() *tooldexv1.ToolSource { return e.tool.GetSource() }
+
+// HostOwned reports whether a tool host registered the tool: it leaves the
+// catalog with its last host.
+func (e *Entry) HostOwned() bool { return e.Source().GetOrigin() == tooldexv1.Origin_ORIGIN_HOST }
+
+// Preloaded reports whether the tool came from a catalog file: it yields to
+// a live host allowed to serve its name.
+func (e *Entry) Preloaded() bool { return e.Source().GetOrigin() == tooldexv1.Origin_ORIGIN_CATALOG }
+
+// Idempotent reports the tool's idempotent annotation.
+func (e *Entry) Idempotent() bool { return e.tool.GetAnnotations().GetIdempotent() }
+
+// HasSchema reports whether the tool has an input schema.
+func (e *Entry) HasSchema() bool { return e.tool.InputSchema != nil }
+
+// OneLine returns the description's first line as Search shows it (cut at
+// a word boundary to at most OneLineMax bytes, "…" after a cut one).
+func (e *Entry) OneLine() string { return e.oneLine }
+
+// Params returns the parameter summary Search shows (ParamSummary).
+func (e *Entry) Params() string { return e.params }
+
+// Doc returns what the search index holds of the tool.
+func (e *Entry) Doc() index.Doc { return e.doc }
+
+// ParamText returns the input schema's parameter text (index.ParamText).
+func (e *Entry) ParamText() string { return e.doc.Params }
+
+func (e *Entry) makeViews() {
+	e.views.once.Do(func() {
+		if s := e.tool.InputSchema; s != nil {
+			e.views.json = SchemaJSON(s)
+		}
+		bare := proto.CloneOf(e.tool)
+		bare.InputSchema = nil
+		js := proto.CloneOf(bare)
+		js.InputSchemaJson = e.views.json
+		e.views.bare, e.views.js = bare, js
+		e.views.wire = e.tool
+		if s := e.tool.InputSchema; s != nil {
+			wire := proto.CloneOf(bare)
+			b := protowire.AppendTag(wire.ProtoReflect().GetUnknown(), inputSchemaField, protowire.BytesType)
+			if b, err := (proto.MarshalOptions{Deterministic: true}).MarshalAppend(protowire.AppendVarint(b, uint64(proto.Size(s))), s); err == nil {
+				wire.ProtoReflect().SetUnknown(b)
+				e.views.wire = wire
+			}
+		}
+	})
+}
+
+// inputSchemaField is Tool.input_schema's field number.
+const inputSchemaField = 4
+
+// WireTool returns a message that marshals to the same bytes as Tool but
+// holds its input schema already marshalled (as unknown fields): only to be
+// marshalled, never read. Made once; shared. Marshalling the schema's
+// Struct tree for every result was the largest cost of the default Search
+// view (BenchmarkSearchHandler/struct, docs/BENCHMARKS.md "The catalog
+// package").
+func (e *Entry) WireTool() *tooldexv1.Tool {
+	e.makeViews()
+	return e.views.wire
+}
+
+// SchemaJSON returns the input schema as compact JSON (keys sorted), "" when
+// the tool has none. Made once, on first use.
+func (e *Entry) SchemaJSON() string {
+	e.makeViews()
+	return e.views.json
+}
+
+// JSONTool returns the tool with its input schema as input_schema_json
+// (SCHEMA_VIEW_JSON) instead of input_schema. Made once; shared.
+func (e *Entry) JSONTool() *tooldexv1.Tool {
+	e.makeViews()
+	return e.views.js
+}
+
+// BareTool returns the tool without its input schema (SCHEMA_VIEW_NONE).
+// Made once; shared.
+func (e *Entry) BareTool() *tooldexv1.Tool {
+	e.makeViews()
+	return e.views.bare
+}
+
+// FastChecker returns the schema's fast-path checker (schema.Fast), made
+// on first use; nil when the tool has no schema or it is not simple enough.
+// Most tools are searched, few executed: no tool pays for one before its
+// first call.
+func (e *Entry) FastChecker() *schema.Fast {
+	e.check.fastOnce.Do(func() {
+		if s := e.tool.InputSchema; s != nil {
+			e.check.fast = schema.NewFast(s.AsMap())
+		}
+	})
+	return e.check.fast
+}
+
+// Validate validates instance (decoded JSON) against the input schema,
+// compiled on first use: a compiled validator costs many times the
+// schema's size, and registration only needed to know that it compiles.
+func (e *Entry) Validate(instance any) error {
+	e.check.once.Do(func() {
+		s := e.tool.InputSchema
+		if s == nil {
+			e.check.err = fmt.Errorf("tool %q has no input schema", e.Name())
+			return
+		}
+		e.check.sch, e.check.err = schema.Compile(s.AsMap())
+	})
+	if e.check.err != nil {
+		return e.check.err
+	}
+	return e.check.sch.Validate(instance)
+}
+
+// SameDefinition reports whether two entries define the same tool,
+// whoever registered them: every field but source and loading is equal.
+func (e *Entry) SameDefinition(o *Entry) bool {
+	a, b := e.tool.ProtoReflect(), o.tool.ProtoReflect()
+	fields := a.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Name() == "source" || fd.Name() == "loading" {
+			continue
+		}
+		if a.Has(fd) != b.Has(fd) || a.Has(fd) && !a.Get(fd).Equal(b.Get(fd)) {
+			return false
+		}
+	}
+	return bytes.Equal(a.GetUnknown(), b.GetUnknown())
+}
+
+// Equal reports whether two entries hold the same tool, source and loading
+// included.
+func (e *Entry) Equal(o *Entry) bool { return proto.Equal(e.tool, o.tool) }
+
+// OneLineMax bounds the first line of a description as Search shows it.
+const OneLineMax = 160
+
+// ellipsis follows a cut first line.
+const ellipsis = "…"
+
+// oneLine returns the first line of description s, cut at a word boundary
+// to at most OneLineMax bytes and then followed by "…".
+func oneLine(s string) string {
+	line := strings.TrimSpace(s)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	if len(line) <= OneLineMax {
+		return line
+	}
+	c := OneLineMax
+	for c > 0 && !utf8.RuneStart(line[c]) {
+		c--
+	}
+	if i := strings.LastIndexByte(line[:c], ' '); i > OneLineMax/2 {
+		c = i
+	}
+	return strings.TrimRightFunc(line[:c], unicode.IsSpace) + ellipsis
+}
+
+// ParamSummary lists a schema's top-level parameters, required first:
+// "cron (string, required), prompt (string)". A parameter with no type
+// shows its type list joined by "|", "enum" when it only has an enum, or
+// "any".
+func ParamSummary(s *structpb.Struct) string {
+	props := s.GetFields()["properties"].GetStructValue().GetFields()
+	if len(props) == 0 {
+		return ""
+	}
+	required := make(map[string]bool)
+	for _, v := range s.GetFields()["required"].GetListValue().GetValues() {
+		required[v.GetStringValue()] = true
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if required[a] != required[b] {
+			if required[a] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		typ := props[n].GetStructValue().GetFields()["type"]
+		desc := n
+		switch {
+		case typ.GetStringValue() != "":
+			desc += " (" + typ.GetStringValue()
+		case typ.GetListValue() != nil:
+			var ts []string
+			for _, v := range typ.GetListValue().GetValues() {
+				ts = append(ts, v.GetStringValue())
+			}
+			desc += " (" + strings.Join(ts, "|")
+		case props[n].GetStructValue().GetFields()["enum"] != nil:
+			desc += " (enum"
+		default:
+			desc += " (any"
+		}
+		if required[n] {
+			desc += ", required"
+		}
+		parts = append(parts, desc+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DefaultSchemaJSON is what a tool without an input schema takes.
+const DefaultSchemaJSON = `{"type":"object"}`
+
+// SchemaJSON renders a schema as compact JSON (encoding/json's: keys
+// sorted, HTML characters escaped). Registration refuses the only values
+// JSON cannot hold (numbers that are not finite); a schema holding one
+// anyway renders as the default.
+func SchemaJSON(s *structpb.Struct) string {
+	if s == nil {
+		return DefaultSchemaJSON
+	}
+	b, err := json.Marshal(s.AsMap())
+	if err != nil {
+		return DefaultSchemaJSON
+	}
+	return string(b)
+}
