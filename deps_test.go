@@ -32,17 +32,21 @@ func inTree(pkg, root string) bool {
 	return pkg == root || strings.HasPrefix(pkg, root+"/")
 }
 
-// TestDependencies keeps the layering: the index is a plain library that
-// knows nothing of gRPC, logging or the rest of the module, and the service
-// does not reach into the commands.
+// TestDependencies keeps the layering, for every package of the module: the
+// index is a plain library that knows nothing of gRPC, logging or the rest
+// of the module; the pure-Go libraries know no gRPC; the wire-level
+// libraries (gen, the SDKs, renderings, the MCP adapters) know nothing of
+// the server's insides; the service does not reach into the commands. A
+// package no rule covers fails the test: a new package gets its row here.
 func TestDependencies(t *testing.T) {
 	const mod = "github.com/tooldex/tooldex"
+	server := []string{mod + "/service", mod + "/registry", mod + "/index", mod + "/cmd", mod + "/internal/cli"}
 	tests := []struct {
-		pattern   string
+		patterns  []string
 		forbidden []string
 	}{
 		{
-			pattern: "./index/...",
+			patterns: []string{"./index/..."},
 			forbidden: []string{
 				"google.golang.org/grpc",
 				"go.uber.org/zap",
@@ -53,13 +57,39 @@ func TestDependencies(t *testing.T) {
 			},
 		},
 		{
-			pattern:   "./service",
-			forbidden: []string{mod + "/cmd"},
+			// Pure Go: no gRPC, no generated API.
+			patterns:  []string{"./registry", "./semantic/...", "./permission", "./eval", "./demo", "./schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./bench/..."},
+			forbidden: []string{"google.golang.org/grpc", mod + "/gen", mod + "/service", mod + "/cmd", mod + "/internal/cli"},
+		},
+		{
+			// The wire: what speaks the API without the server's insides.
+			patterns:  []string{"./gen/...", "./internal/apidesc", "./limit", "./manifest", "./toolfile", "./toolhost", "./demohost", "./mcpbridge", "./mcpfacade"},
+			forbidden: server,
+		},
+		{
+			patterns:  []string{"./service/..."},
+			forbidden: []string{mod + "/cmd", mod + "/internal/cli", mod + "/mcpfacade", mod + "/mcpbridge"},
+		},
+		{
+			// The commands may use anything but the tests.
+			patterns:  []string{"./cmd/...", "./internal/cli"},
+			forbidden: []string{mod + "/e2e"},
+		},
+		{
+			// Who a caller is: gRPC for credentials and metadata, nothing of
+			// the server's insides.
+			patterns:  []string{"./auth/..."},
+			forbidden: server,
+		},
+		{
+			// Tests only (no code of their own to layer): listed so that
+			// every package is covered.
+			patterns: []string{"./e2e", "."},
 		},
 		{
 			// Storage of definitions: no logging, nothing above it (gen's
 			// gRPC stubs bring grpc in; the catalog chooses no status codes).
-			pattern: "./catalog/...",
+			patterns: []string{"./catalog/..."},
 			forbidden: []string{
 				"go.uber.org/zap",
 				mod + "/service",
@@ -68,11 +98,23 @@ func TestDependencies(t *testing.T) {
 			},
 		},
 	}
+	covered := make(map[string]bool)
 	for _, tt := range tests {
-		t.Run(tt.pattern, func(t *testing.T) {
+		for _, pkg := range runGoList(t, tt.patterns...) {
+			covered[pkg] = true
+		}
+	}
+	for _, pkg := range runGoList(t, "./...") {
+		if !covered[pkg] {
+			t.Errorf("package %s is in no rule of TestDependencies: add it to the layer it belongs to", pkg)
+		}
+	}
+	for _, tt := range tests {
+		name := strings.Join(tt.patterns, ",")
+		t.Run(name, func(t *testing.T) {
 			// Each line: a dependency followed by its direct imports, so that
 			// a failure can say who pulls the forbidden package in.
-			lines := runGoList(t, "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, tt.pattern)
+			lines := runGoList(t, append([]string{"-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}, tt.patterns...)...)
 			importers := make(map[string][]string)
 			var deps []string
 			for _, line := range lines {
@@ -86,18 +128,47 @@ func TestDependencies(t *testing.T) {
 				}
 			}
 			if len(deps) == 0 {
-				t.Fatalf("go list -deps %s listed nothing", tt.pattern)
+				t.Fatalf("go list -deps %s listed nothing", name)
 			}
 			for _, dep := range deps {
 				for _, bad := range tt.forbidden {
 					if inTree(dep, bad) {
 						by := importers[dep]
 						slices.Sort(by)
-						t.Errorf("%s depends on %s (imported by %s); want no dependency on %s", tt.pattern, dep, strings.Join(by, ", "), bad)
+						t.Errorf("%s depends on %s (imported by %s); want no dependency on %s", name, dep, strings.Join(by, ", "), bad)
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestModuleGraph keeps the developer tools (tools/go.mod) and the provider
+// SDKs (manifest/sdkjudge/go.mod) out of the server's module graph, and the
+// server on a tagged protobuf release.
+func TestModuleGraph(t *testing.T) {
+	banned := []string{
+		"github.com/bufbuild/buf",
+		"github.com/fullstorydev/grpcurl",
+		"google.golang.org/grpc/cmd/protoc-gen-go-grpc",
+		"github.com/anthropics/anthropic-sdk-go",
+		"github.com/openai/openai-go",
+		"google.golang.org/genai",
+	}
+	for _, line := range runGoList(t, "-m", "all") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		for _, b := range banned {
+			if inTree(f[0], b) || strings.HasPrefix(f[0], b+"/") || f[0] == b {
+				t.Errorf("the server's module graph holds %s; developer tools belong in tools/go.mod, the SDKs in manifest/sdkjudge/go.mod", line)
+			}
+		}
+	}
+	pb := runGoList(t, "-m", "-f", "{{.Version}}", "google.golang.org/protobuf")
+	if len(pb) != 1 || strings.Contains(pb[0], "-0.") || strings.Contains(pb[0], "-devel") {
+		t.Errorf("google.golang.org/protobuf is %q, want a tagged release", pb)
 	}
 }
 

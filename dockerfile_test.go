@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"go/build"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -185,7 +186,11 @@ func goBuilds(st stage) []goBuild {
 		if inst.cmd != "RUN" {
 			continue
 		}
-		for _, cmd := range simpleCommands(shellWords(inst.args)) {
+		words := shellWords(inst.args)
+		for len(words) > 0 && strings.HasPrefix(words[0], "--") {
+			words = words[1:] // RUN's own flags: --mount=..., --network=...
+		}
+		for _, cmd := range simpleCommands(words) {
 			env := map[string]string{}
 			for len(cmd) > 0 && strings.Contains(cmd[0], "=") && !strings.HasPrefix(cmd[0], "-") {
 				k, v, _ := strings.Cut(cmd[0], "=")
@@ -401,4 +406,115 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// dockerignored reports whether a .dockerignore pattern keeps p (a
+// slash-separated path in the build context) out: the pattern matches p or
+// one of its parent directories, `**` matching any number of directories, as
+// Docker's matcher does.
+func dockerignored(pattern, p string) bool {
+	pat := strings.Split(path.Clean(strings.TrimPrefix(pattern, "/")), "/")
+	segs := strings.Split(p, "/")
+	for n := 1; n <= len(segs); n++ {
+		if matchSegments(pat, segs[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchSegments(pat, segs []string) bool {
+	if len(pat) == 0 {
+		return len(segs) == 0
+	}
+	if pat[0] == "**" {
+		for i := 0; i <= len(segs); i++ {
+			if matchSegments(pat[1:], segs[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(segs) == 0 {
+		return false
+	}
+	ok, err := path.Match(pat[0], segs[0])
+	return err == nil && ok && matchSegments(pat[1:], segs[1:])
+}
+
+func TestDockerignoreMatcher(t *testing.T) {
+	tests := []struct {
+		pattern, p string
+		want       bool
+	}{
+		{"node_modules", "node_modules/x/index.js", true},
+		{"node_modules", "testdata/mcp/node_modules", false},
+		{"**/node_modules", "testdata/mcp/node_modules/a/b.js", true},
+		{"**/node_modules", "node_modules", true},
+		{"**/*.test", "cmd/server/server.test", true},
+		{".git", ".gitignore", false},
+		{"bin/", "bin/tooldex", true},
+	}
+	for _, tt := range tests {
+		if got := dockerignored(tt.pattern, tt.p); got != tt.want {
+			t.Errorf("dockerignored(%q, %q) = %v, want %v", tt.pattern, tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestDockerignore: node_modules stays out of the build context at every
+// depth (the npm fixtures hold hundreds of MB), and every file git tracks
+// (sources, go.mod, embedded catalogs and descriptors) stays in.
+func TestDockerignore(t *testing.T) {
+	data, err := os.ReadFile(".dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "!") {
+			t.Fatalf(".dockerignore: exception %q: this test does not model exceptions", line)
+		}
+		patterns = append(patterns, line)
+	}
+	ignored := func(p string) bool {
+		return slices.ContainsFunc(patterns, func(pat string) bool { return dockerignored(pat, p) })
+	}
+	for _, p := range []string{"node_modules", "examples/node-frontend/node_modules", "testdata/mcp/node_modules/x/package.json", "a/b/c/node_modules", ".git/HEAD"} {
+		if !ignored(p) {
+			t.Errorf(".dockerignore lets %s into the build context", p)
+		}
+	}
+	gitFiles, err := exec.Command("git", "ls-files").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err)
+	}
+	for _, f := range strings.Fields(string(gitFiles)) {
+		if ignored(f) {
+			t.Errorf(".dockerignore keeps the tracked file %s out of the build context", f)
+		}
+	}
+}
+
+// TestDockerfileDownloadsOnlyWhatItBuilds: no `go mod download` of the
+// whole module graph (test-only modules included): go build fetches what
+// the binaries import.
+func TestDockerfileDownloadsOnlyWhatItBuilds(t *testing.T) {
+	for _, st := range parseDockerfile(t, "Dockerfile") {
+		for _, inst := range st.insts {
+			if inst.cmd != "RUN" {
+				continue
+			}
+			w := shellWords(inst.args)
+			for i := 0; i+2 < len(w); i++ {
+				if w[i] == "go" && w[i+1] == "mod" && w[i+2] == "download" && (i+3 == len(w) || strings.HasPrefix(w[i+3], "-") || w[i+3] == "&&") {
+					t.Errorf("line %d: go mod download fetches every module of go.mod, test-only ones too; let go build fetch what it builds", inst.line)
+				}
+			}
+		}
+	}
 }

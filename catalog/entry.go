@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -43,7 +43,7 @@ type Entry struct {
 		fastOnce sync.Once
 		fast     *schema.Fast
 		once     sync.Once
-		sch      *jsonschema.Schema
+		sch      *schema.Compiled
 		err      error
 	}
 }
@@ -213,21 +213,22 @@ func (e *Entry) FastChecker() *schema.Fast {
 }
 
 // Validate validates instance (decoded JSON) against the input schema,
-// compiled on first use: a compiled validator costs many times the
-// schema's size, and registration only needed to know that it compiles.
-func (e *Entry) Validate(instance any) error {
+// compiled on first use (a compiled validator costs many times the
+// schema's size, and registration only needed to know that it compiles),
+// within schema.Compiled's work budget; it stops when ctx is done.
+func (e *Entry) Validate(ctx context.Context, instance any) error {
 	e.check.once.Do(func() {
 		s := e.tool.InputSchema
 		if s == nil {
 			e.check.err = fmt.Errorf("tool %q has no input schema", e.Name())
 			return
 		}
-		e.check.sch, e.check.err = schema.Compile(s.AsMap())
+		e.check.sch, e.check.err = schema.New(s.AsMap(), schema.DefaultLimits)
 	})
 	if e.check.err != nil {
 		return e.check.err
 	}
-	return e.check.sch.Validate(instance)
+	return e.check.sch.Validate(ctx, instance)
 }
 
 // SameDefinition reports whether two entries define the same tool,

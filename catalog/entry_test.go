@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -169,7 +170,7 @@ func TestValidate(t *testing.T) {
 		if err := json.Unmarshal([]byte(tt.params), &v); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Validate(v); (err == nil) != tt.ok {
+		if err := e.Validate(context.Background(), v); (err == nil) != tt.ok {
 			t.Errorf("Validate(%s) = %v, want ok %v", tt.params, err, tt.ok)
 		}
 		if fc := e.FastChecker(); fc == nil || tt.ok && !fc.Valid(v) {
@@ -184,7 +185,7 @@ func TestValidate(t *testing.T) {
 func TestValidatedSchemaDoc(t *testing.T) {
 	for _, js := range []string{
 		`{"type":"object","properties":{"path":{"type":"string","description":"where"}},"required":["path"]}`,
-		`{"$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a","enum":["p","q"]}}}`,
+		`{"$defs":{"a":{"type":"string","$ref":"#/$defs/b"},"b":{"minLength":1}},"properties":{"x":{"$ref":"#/$defs/a","enum":["p","q"]}}}`,
 	} {
 		s := mustStruct(t, js)
 		e := entry(t, &tooldexv1.Tool{Name: "t", InputSchema: s})

@@ -42,14 +42,26 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		for name, pkg := range map[string]string{
-			"tooldex-server":    "github.com/tooldex/tooldex/cmd/server",
-			"tooldex":           "github.com/tooldex/tooldex/cmd/client",
-			"tooldex-mcpbridge": "github.com/tooldex/tooldex/cmd/mcpbridge",
-			"tooldex-mcpserver": "github.com/tooldex/tooldex/cmd/mcpserver",
-			"grpcurl":           "github.com/fullstorydev/grpcurl/cmd/grpcurl",
+		// grpcurl is a developer tool: it lives in tools/go.mod, out of the
+		// server's module graph.
+		tools, err := filepath.Abs(filepath.Join("..", "tools", "go.mod"))
+		if err != nil {
+			buildErr = err
+			return
+		}
+		for name, b := range map[string]struct{ pkg, modfile string }{
+			"tooldex-server":    {pkg: "github.com/tooldex/tooldex/cmd/server"},
+			"tooldex":           {pkg: "github.com/tooldex/tooldex/cmd/tooldex"},
+			"tooldex-mcpbridge": {pkg: "github.com/tooldex/tooldex/cmd/mcpbridge"},
+			"tooldex-mcpserver": {pkg: "github.com/tooldex/tooldex/cmd/mcpserver"},
+			"grpcurl":           {pkg: "github.com/fullstorydev/grpcurl/cmd/grpcurl", modfile: tools},
 		} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
+			args := []string{"build", "-o", filepath.Join(binDir, name)}
+			if b.modfile != "" {
+				args = append(args, "-modfile="+b.modfile)
+			}
+			pkg := b.pkg
+			out, err := exec.Command("go", append(args, pkg)...).CombinedOutput()
 			if err != nil {
 				buildErr = errors.New("go build " + pkg + ": " + err.Error() + "\n" + string(out))
 				return

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -46,7 +47,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envHost) == "1" {
 		os.Exit(hostProcessMain())
 	}
-	os.Exit(m.Run())
+	// The tests own their clients, servers and process waiters: none may
+	// outlive the run.
+	goleak.VerifyTestMain(m)
 }
 
 // Tools of the host processes; every process serves the same definitions,

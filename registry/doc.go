@@ -26,6 +26,17 @@
 // until ctx is done) for a slot and then fails with ErrOverloaded. Waiting
 // calls are not served in arrival order.
 //
+// # Hosts that stop answering
+//
+// A host can keep its stream and heartbeats yet answer no call. When a call
+// reaches its deadline (the caller's, or Call.Deadline) at least
+// Config.StallAfter after it was sent, and the host answered no call since,
+// the session is stalled: routing skips it while a session that is not
+// stalled serves the tool, and otherwise gives it one call at a time, so
+// callers fail fast with ErrOverloaded instead of waiting for their
+// deadlines. Any answer (Complete of a call the session has, late ones
+// included) makes it routable again.
+//
 // # The wire
 //
 // Call puts a FrameExecute with a fresh CallID on the chosen session's

@@ -39,6 +39,8 @@ const (
 	DefaultCancelGrace       = 10 * time.Second
 	DefaultSlots             = 16
 	DefaultMaxAttempts       = 3
+	DefaultStallAfter        = time.Second
+	DefaultMaxSlots          = 1024
 )
 
 // maxQueue caps a session's Outbound buffer whatever its slots.
@@ -64,6 +66,13 @@ type Config struct {
 	// MaxAttempts caps the attempts of a call, counting the first; 0 means
 	// 3.
 	MaxAttempts int
+	// StallAfter: a call unanswered at its deadline, after at least this
+	// long, with no answer from its host since it was sent, marks the host
+	// stalled (see HostStatus.Stalled); a shorter deadline never does, so
+	// a caller's tiny deadline cannot stall a healthy host. 0 means 1s.
+	StallAfter time.Duration
+	// MaxSlots caps the slots a host may ask for; 0 means 1024.
+	MaxSlots int
 	// Logger receives structured logs; nil means none.
 	Logger *zap.Logger
 	// Now tells the time of Touch, ConnectedAt and CancelGrace; nil means
@@ -92,6 +101,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
+	if c.StallAfter <= 0 {
+		c.StallAfter = DefaultStallAfter
+	}
+	if c.MaxSlots <= 0 {
+		c.MaxSlots = DefaultMaxSlots
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -113,7 +128,7 @@ type HostInfo struct {
 	// the host authenticated as (for Hosts).
 	Tenant, Principal string
 	// Slots is how many calls the host runs at once; 0 (or less) means
-	// Config.DefaultSlots.
+	// Config.DefaultSlots, and more than Config.MaxSlots means MaxSlots.
 	Slots int
 }
 
@@ -171,6 +186,10 @@ type HostStatus struct {
 	LastSeen time.Time
 	// Draining sessions take no new calls.
 	Draining bool
+	// Stalled sessions let a call reach its deadline unanswered and have
+	// answered nothing since: routing skips them while another session
+	// serves the tool.
+	Stalled bool
 }
 
 // Registry routes calls to host sessions. Create it with New.
@@ -266,6 +285,7 @@ func (r *Registry) Attach(info HostInfo) *Session {
 	if slots <= 0 {
 		slots = r.cfg.DefaultSlots
 	}
+	slots = min(slots, r.cfg.MaxSlots)
 	q := min(slots, maxQueue)
 	now := r.cfg.Now()
 	r.mu.Lock()
@@ -333,6 +353,7 @@ func (r *Registry) Hosts() []HostStatus {
 			ConnectedAt: s.connectedAt,
 			LastSeen:    r.epoch.Add(time.Duration(s.lastSeen.Load())),
 			Draining:    s.draining,
+			Stalled:     s.stalled,
 		})
 	}
 	slices.SortFunc(out, func(a, b HostStatus) int {
@@ -401,6 +422,9 @@ func (r *Registry) Call(ctx context.Context, c Call) (Result, error) {
 		o, err := r.await(&cc, s, p, c.Tool)
 		if err != nil {
 			return Result{}, err
+		}
+		if o.err != nil {
+			return Result{}, fmt.Errorf("registry: call %s to %q: not sent to host %s: %w", p.id, c.Tool, s.hostID, o.err)
 		}
 		if !o.gone {
 			return Result{Payload: o.payload, CallID: p.id, HostID: s.hostID, SessionID: s.id, Attempts: attempt}, nil
@@ -507,28 +531,38 @@ func (r *Registry) acquire(cc *callCtx, c Call, attempt int) (*Session, *pending
 // pickLocked returns the least-loaded routable session serving tool that
 // has a free slot (nil if none), how many routable sessions serve the tool,
 // and the earliest time an abandoned call's reserved slot among them
-// expires (zero if none).
+// expires (zero if none). A stalled session is picked only when no
+// session that is not stalled serves the tool.
 func (r *Registry) pickLocked(tool toolKey, now time.Time) (best *Session, serving int, expiry time.Time) {
+	var probe *Session // the best stalled session
+	healthy := 0
 	for s := range r.byTool[tool] {
 		if s.draining {
 			continue
 		}
 		serving++
+		if !s.stalled {
+			healthy++
+		}
 		if s.abandoned > 0 {
 			if next := r.sweepLocked(s, now); !next.IsZero() && (expiry.IsZero() || next.Before(expiry)) {
 				expiry = next
 			}
 		}
-		if len(s.calls) >= s.slots {
+		if !s.routable() {
 			continue
 		}
-		if len(s.out) >= s.execRoom {
-			s.queueFull = true
-			continue
-		}
-		if best == nil || s.lessLoaded(best) {
+		switch {
+		case s.stalled:
+			if probe == nil || s.lessLoaded(probe) {
+				probe = s
+			}
+		case best == nil || s.lessLoaded(best):
 			best = s
 		}
+	}
+	if best == nil && healthy == 0 {
+		best = probe
 	}
 	return best, serving, expiry
 }
@@ -553,8 +587,11 @@ func (r *Registry) await(cc *callCtx, s *Session, p *pending, tool string) (outc
 	default:
 	}
 	reason := "caller canceled"
-	if errors.Is(cause, context.DeadlineExceeded) {
+	// A caller whose own deadline cancels its RPC is seen as canceled,
+	// often before the server's copy of the deadline fires.
+	if errors.Is(cause, context.DeadlineExceeded) || !cc.deadline.IsZero() && !time.Now().Before(cc.deadline) {
 		reason = "deadline exceeded"
+		s.stallLocked(p)
 	}
 	s.abandonLocked(p, reason)
 	return outcome{}, fmt.Errorf("registry: call %s to %q on host %s: %w", p.id, tool, s.hostID, cause)
@@ -681,6 +718,7 @@ type pending struct {
 	reason          string    // of the Cancel frame
 	graceUntil      time.Time // abandoned: the slot is freed at this time
 	progress        func(any) // Call.Progress
+	dispatched      time.Time // when the Execute frame was queued
 	done            chan outcome
 }
 
@@ -692,4 +730,5 @@ type outcome struct {
 	gone    bool   // the session ended
 	sent    bool   // gone: the Execute frame may have reached the host
 	why     string // gone: how the session ended
+	err     error  // the call could not be sent (Undeliverable)
 }

@@ -21,20 +21,20 @@ func TestConfigDefaults(t *testing.T) {
 		{
 			name: "zero",
 			want: Config{HeartbeatInterval: 5 * time.Second, DeadAfter: 15 * time.Second, QueueWait: 2 * time.Second,
-				CancelGrace: 10 * time.Second, DefaultSlots: 16, MaxAttempts: 3},
+				CancelGrace: 10 * time.Second, DefaultSlots: 16, MaxAttempts: 3, StallAfter: time.Second, MaxSlots: 1024},
 		},
 		{
 			name: "dead after follows the heartbeat",
 			in:   Config{HeartbeatInterval: time.Second},
 			want: Config{HeartbeatInterval: time.Second, DeadAfter: 3 * time.Second, QueueWait: 2 * time.Second,
-				CancelGrace: 10 * time.Second, DefaultSlots: 16, MaxAttempts: 3},
+				CancelGrace: 10 * time.Second, DefaultSlots: 16, MaxAttempts: 3, StallAfter: time.Second, MaxSlots: 1024},
 		},
 		{
 			name: "explicit values kept, negative queue wait too",
 			in: Config{HeartbeatInterval: time.Second, DeadAfter: 7 * time.Second, QueueWait: -1,
-				CancelGrace: time.Minute, DefaultSlots: 2, MaxAttempts: 1},
+				CancelGrace: time.Minute, DefaultSlots: 2, MaxAttempts: 1, StallAfter: time.Minute, MaxSlots: 5},
 			want: Config{HeartbeatInterval: time.Second, DeadAfter: 7 * time.Second, QueueWait: -1,
-				CancelGrace: time.Minute, DefaultSlots: 2, MaxAttempts: 1},
+				CancelGrace: time.Minute, DefaultSlots: 2, MaxAttempts: 1, StallAfter: time.Minute, MaxSlots: 5},
 		},
 	}
 	for _, tt := range tests {

@@ -85,8 +85,14 @@ type Session struct {
 	completed int64
 	draining  bool
 	queueFull bool // a call skipped s for a full queue: Delivered wakes waiters
-	ended     bool // detached or dead; done is closed
-	detached  bool // Detach reported the orphans
+	// stalled: a call reached its deadline with no answer from the host
+	// since it was dispatched. Routing skips the session while another
+	// serves the tool, and gives it one call at a time otherwise, until
+	// the host answers any call (Complete).
+	stalled    bool
+	lastAnswer time.Time // of the last Complete of a known call
+	ended      bool      // detached or dead; done is closed
+	detached   bool      // Detach reported the orphans
 }
 
 // ID returns the session's id, unique in the registry; ids sort in attach
@@ -101,6 +107,13 @@ func (s *Session) Tenant() string { return s.tenant }
 
 // Slots returns how many calls the session runs at once.
 func (s *Session) Slots() int { return s.slots }
+
+// ToolCount returns how many tools the session serves.
+func (s *Session) ToolCount() int {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	return len(s.tools)
+}
 
 // Outbound is the session's bounded frame queue, in send order. One sender
 // goroutine drains it until Done is closed; it is never closed itself.
@@ -190,6 +203,27 @@ func (s *Session) Delivered(callID string) {
 	}
 }
 
+// Undeliverable settles callID, whose Execute frame the sender could not
+// send (err says why, e.g. it is larger than the host can receive): the
+// host never saw it, so its caller gets err at once, the slot is freed and
+// the session goes on serving other calls.
+func (s *Session) Undeliverable(callID string, err error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := s.calls[callID]
+	if s.ended || p == nil {
+		return
+	}
+	delete(s.calls, callID)
+	if p.abandoned {
+		s.abandoned--
+	} else {
+		p.done <- outcome{err: err}
+	}
+	r.notifyLocked(s)
+}
+
 // Complete hands in the host's result for callID, which goes to the
 // waiting caller. It fails with ErrUnknownCall for an id the session does
 // not have: never sent, already answered, or abandoned by its caller (the
@@ -207,6 +241,11 @@ func (s *Session) Complete(callID string, payload any) error {
 		return fmt.Errorf("registry: session %s: result for call %s: %w", s.id, callID, ErrUnknownCall)
 	}
 	delete(s.calls, callID)
+	s.lastAnswer = r.cfg.Now()
+	if s.stalled {
+		s.stalled = false
+		r.log.Info("stalled host answered: routed again", zap.String("host", s.hostID), zap.String("session", s.id))
+	}
 	r.notifyLocked(s)
 	if p.abandoned {
 		s.abandoned--
@@ -257,7 +296,7 @@ func (s *Session) dispatchLocked(c Call, attempt int, deadline time.Time) *pendi
 	s.nextCall++
 	var buf [64]byte
 	id := strconv.AppendUint(append(append(buf[:0], s.id...), '-'), s.nextCall, 10)
-	p := &pending{id: string(id), progress: c.Progress, done: make(chan outcome, 1)}
+	p := &pending{id: string(id), progress: c.Progress, done: make(chan outcome, 1), dispatched: s.r.cfg.Now()}
 	s.calls[p.id] = p
 	s.out <- Frame{Kind: FrameExecute, CallID: p.id, Tool: c.Tool, Params: c.Params, Deadline: deadline, Attempt: attempt, Caller: c.Caller, WantProgress: c.Progress != nil}
 	return p
@@ -281,6 +320,34 @@ func (s *Session) abandonLocked(p *pending, reason string) {
 	}
 	r.notifyLocked(s) // waiters learn of the grace deadline
 	r.log.Debug("call abandoned", zap.String("session", s.id), zap.String("call", p.id), zap.String("reason", reason), zap.Bool("delivered", p.delivered))
+}
+
+// stallLocked records that p reached its deadline unanswered: when the
+// host answered nothing since p was dispatched, the session is stalled.
+func (s *Session) stallLocked(p *pending) {
+	if s.stalled || s.lastAnswer.After(p.dispatched) || s.r.cfg.Now().Sub(p.dispatched) < s.r.cfg.StallAfter {
+		return
+	}
+	s.stalled = true
+	s.r.log.Warn("host stalled: a call reached its deadline with no answer since it was sent; routing skips it until it answers",
+		zap.String("host", s.hostID), zap.String("session", s.id), zap.String("call", p.id))
+}
+
+// routable reports whether s may take a call now: a free slot and queue
+// room, and, when stalled, no other unabandoned call in flight (one call
+// probes whether the host came back).
+func (s *Session) routable() bool {
+	if len(s.calls) >= s.slots {
+		return false
+	}
+	if s.stalled && len(s.calls)-s.abandoned > 0 {
+		return false
+	}
+	if len(s.out) >= s.execRoom {
+		s.queueFull = true
+		return false
+	}
+	return true
 }
 
 // enqueueLocked queues f without blocking; a frame that does not fit is

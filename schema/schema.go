@@ -21,17 +21,61 @@ import (
 const MaxDepth = 128
 
 // Check reports why doc (a decoded input schema) cannot be registered: it
-// nests too deeply, holds a number JSON cannot represent, or does not
-// compile. nil means it can.
+// nests too deeply, holds a number JSON cannot represent, does not
+// compile, or passes DefaultLimits (enum length, pattern size, subschemas,
+// a $ref cycle). nil means it can. New does the same and keeps the
+// compiled schema.
 func Check(doc map[string]any) error {
+	_, err := New(doc, Limits{})
+	return err
+}
+
+// checkDoc is Check's part that needs no compiling.
+func checkDoc(doc map[string]any, lim Limits) error {
 	if Nesting(doc, MaxDepth+1) > MaxDepth {
 		return fmt.Errorf("nests objects and arrays more than %d levels deep", MaxDepth)
 	}
 	if !Finite(doc) {
 		return errors.New("holds a number that is not finite (NaN or infinite), which JSON cannot represent")
 	}
-	_, err := Compile(doc)
-	return err
+	return checkPatterns(doc, lim)
+}
+
+// checkPatterns checks every pattern of doc against lim before compiling:
+// the compiler would report a refused pattern only as a metaschema
+// failure.
+func checkPatterns(v any, lim Limits) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			switch p := e.(type) {
+			case string:
+				if k == "pattern" {
+					if _, err := patternInsts(p, lim); err != nil {
+						return err
+					}
+				}
+			case map[string]any:
+				if k == "patternProperties" {
+					for re := range p {
+						if _, err := patternInsts(re, lim); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if err := checkPatterns(e, lim); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := checkPatterns(e, lim); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Finite reports whether every number in v (a decoded Struct) is finite:
@@ -90,13 +134,19 @@ type noLoader struct{}
 func (noLoader) Load(string) (any, error) { return nil, errRemoteRef }
 
 // Compile compiles an input schema (JSON Schema 2020-12 unless it names
-// its draft in $schema). The top level must describe an object.
+// its draft in $schema), its patterns bounded by DefaultLimits. The top
+// level must describe an object.
 func Compile(doc map[string]any) (*jsonschema.Schema, error) {
+	return compile(doc, DefaultLimits)
+}
+
+func compile(doc map[string]any, lim Limits) (*jsonschema.Schema, error) {
 	if typ, ok := doc["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf(`top-level "type" is %v; a tool's input must be "object"`, typ)
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(noLoader{})
+	c.UseRegexpEngine(patternEngine(lim))
 	const url = "urn:tooldex:input_schema"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("not a JSON Schema: %w", err)
@@ -116,18 +166,46 @@ type Violation struct {
 
 var printer = message.NewPrinter(language.English)
 
-// Violations lists a validation error's failing leaves, sorted by path; an
-// error that is not a validation error is one violation at "params".
+// Violations lists a validation error's failing leaves, sorted by path,
+// at most DefaultLimits.MaxViolations of them: past that a last violation
+// at "params" counts the rest. An error that is not a validation error is
+// one violation at "params".
 func Violations(err error) []Violation {
+	var perr *ParamsError
+	if errors.As(err, &perr) {
+		vs := perr.Violations
+		if more := perr.Total - len(vs); more > 0 {
+			vs = append(vs[:len(vs):len(vs)], Violation{Path: "params", Description: printer.Sprintf("and %d more violations, not listed", more)})
+		}
+		return vs
+	}
 	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {
 		return []Violation{{Path: "params", Description: err.Error()}}
 	}
-	var vs []Violation
+	all := violations(verr)
+	n := min(len(all), DefaultLimits.MaxViolations)
+	vs := make([]Violation, n, n+1)
+	for i := range n {
+		vs[i] = all[i].render()
+	}
+	if more := len(all) - n; more > 0 {
+		vs = append(vs, Violation{Path: "params", Description: printer.Sprintf("and %d more violations, not listed", more)})
+	}
+	return vs
+}
+
+// violations returns err's failing leaves, sorted by path, not rendered.
+func violations(err error) []leaf {
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return []leaf{{path: "params", kind: plainKind(err.Error())}}
+	}
+	var ls []leaf
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			vs = append(vs, Violation{Path: jsonPath(e.InstanceLocation), Description: e.ErrorKind.LocalizedString(printer)})
+			ls = append(ls, leaf{path: jsonPath(e.InstanceLocation), kind: e.ErrorKind})
 			return
 		}
 		for _, c := range e.Causes {
@@ -135,9 +213,15 @@ func Violations(err error) []Violation {
 		}
 	}
 	walk(verr)
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Path < vs[j].Path })
-	return vs
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].path < ls[j].path })
+	return ls
 }
+
+// plainKind is an error kind with a fixed message.
+type plainKind string
+
+func (k plainKind) KeywordPath() []string                   { return nil }
+func (k plainKind) LocalizedString(*message.Printer) string { return string(k) }
 
 func jsonPath(loc []string) string {
 	var b strings.Builder

@@ -444,7 +444,7 @@ func TestStoredTools(t *testing.T) {
 	// Execute checks parameters against the stored schema (valid ones are
 	// OK here; Execute would then forward them to a host).
 	exec := func(name, params string) codes.Code {
-		_, err := checkParams(s.lookup(auth.DefaultTenant, name), &tooldexv1.ExecuteRequest{ToolName: name, ParamsJson: params})
+		_, err := checkParams(ctx, s.lookup(auth.DefaultTenant, name), &tooldexv1.ExecuteRequest{ToolName: name, ParamsJson: params})
 		return status.Code(s.toStatus(err))
 	}
 	if c := exec("long", `{"n":1}`); c != codes.OK {

@@ -67,6 +67,9 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 		return nil, auditRecord{outcome: "denied"}, err
 	}
 	rec.sub = sub
+	if err := checkResultView(req.GetResultView()); err != nil {
+		return nil, auditRecord{sub: sub, outcome: "invalid"}, err
+	}
 	e := s.lookup(sub.Tenant, req.GetToolName())
 	if e == nil {
 		rec.outcome = "not_found"
@@ -83,7 +86,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 		rec.outcome = "no_host"
 		return nil, rec, fmt.Errorf("%w: %s", registry.ErrNoHost, name)
 	}
-	params, err := checkParams(e, req)
+	params, err := checkParams(ctx, e, req)
 	if err != nil {
 		rec.outcome = "invalid"
 		return nil, rec, err
@@ -132,29 +135,42 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 	if r.GetIsError() {
 		rec.outcome = "tool_error"
 	}
-	return &tooldexv1.ExecuteResponse{
+	resp = &tooldexv1.ExecuteResponse{
 		ToolName:          name,
 		Content:           r.GetContent(),
 		IsError:           r.GetIsError(),
 		StructuredContent: r.GetStructuredContent(),
 		CallId:            res.CallID,
 		HostId:            res.HostID,
-	}, rec, nil
+	}
+	if req.GetResultView() == tooldexv1.ResultView_RESULT_VIEW_JSON {
+		jsonView(resp)
+	}
+	return resp, rec, nil
 }
 
-// checkParams decodes a call's parameters and validates them against the
-// tool's input schema.
-func checkParams(e *catalog.Entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+// checkParams bounds a call's parameters (before decoding them, then what
+// a host would receive), decodes them and validates them against the
+// tool's input schema, within its work budget.
+func checkParams(ctx context.Context, e *catalog.Entry, req *tooldexv1.ExecuteRequest) (*callParams, error) {
+	if err := paramsBoundsBefore(req); err != nil {
+		return nil, err
+	}
 	params, instance, err := decodeParams(req)
 	if err != nil {
 		return nil, err
+	}
+	if params.json != "" {
+		if err := paramsBoundsAfter(params.structured, params.json); err != nil {
+			return nil, err
+		}
 	}
 	if e.HasSchema() && !fastValid(e.FastChecker(), params, instance) {
 		if instance == nil {
 			instance = params.structured.AsMap()
 		}
-		if err := e.Validate(instance); err != nil {
-			return nil, paramViolations(err)
+		if err := e.Validate(ctx, instance); err != nil {
+			return nil, err
 		}
 	}
 	return params, nil

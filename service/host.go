@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -16,6 +18,7 @@ import (
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
 )
 
@@ -26,17 +29,34 @@ const helloTimeout = 10 * time.Second
 // deadline falls; see frameOf.
 const hostDeadlineSlack = 250 * time.Millisecond
 
+// Bounds on what a host sends.
+const (
+	// MaxHelloTools bounds the tools of a hello or of one ToolsUpdate, as
+	// MaxBatch bounds a RegisterTools request.
+	MaxHelloTools = catalog.MaxBatch
+	// MaxHostTools bounds the tools one host session serves.
+	MaxHostTools = catalog.MaxBatch
+	// hostFrameRate and hostFrameBurst bound the frames a host session
+	// sends per second: past them the server reads its stream more slowly
+	// (flow control slows the host), it drops nothing.
+	hostFrameRate  = 20000
+	hostFrameBurst = 40000
+)
+
 // HostServer implements tooldex.v1.HostService over a Server's catalog
 // and registry.
 type HostServer struct {
 	tooldexv1.UnimplementedHostServiceServer
 	s *Server
+	// logs limits repeated warnings per host session: a host sending
+	// 100,000 bogus results wrote 21.6 MB of log.
+	logs *limit.Logs
 }
 
 var _ tooldexv1.HostServiceServer = (*HostServer)(nil)
 
 // Hosts returns the HostService of s.
-func (s *Server) Hosts() *HostServer { return &HostServer{s: s} }
+func (s *Server) Hosts() *HostServer { return &HostServer{s: s, logs: limit.NewLogs(s.log, 0, 0)} }
 
 // Connect runs one host session. Frames are read by one goroutine and sent
 // by another (grpc-go allows one of each); the handler returns when the
@@ -124,6 +144,10 @@ func recvHello(ctx context.Context, stream tooldexv1.HostService_ConnectServer) 
 		if hello.GetMaxConcurrentCalls() < 0 {
 			return nil, badRequest("hello.max_concurrent_calls is negative", []Violation{{Field: "hello.max_concurrent_calls", Description: "is negative"}})
 		}
+		if n := len(hello.GetTools()); n > MaxHelloTools {
+			d := fmt.Sprintf("has %d tools, at most %d per hello; send the rest in ToolsUpdate frames", n, MaxHelloTools)
+			return nil, badRequest("hello.tools: "+d, []Violation{{Field: "hello.tools", Description: d}})
+		}
 		return hello, nil
 	case <-timer.C:
 		return nil, status.Error(codes.DeadlineExceeded, "no hello within 10s")
@@ -147,7 +171,16 @@ func sendLoop(ctx context.Context, stream tooldexv1.HostService_ConnectServer, s
 			if !ok {
 				return nil
 			}
-			if err := stream.Send(frameOf(f)); err != nil {
+			msg := frameOf(f)
+			if f.Kind == registry.FrameExecute {
+				// A frame larger than the host can receive would cut its
+				// stream and fail every call on it: only this call fails.
+				if err := limit.CheckMessage("params", msg); err != nil {
+					sess.Undeliverable(f.CallID, err)
+					continue
+				}
+			}
+			if err := stream.Send(msg); err != nil {
 				return err
 			}
 			if f.Kind == registry.FrameExecute {
@@ -179,8 +212,21 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 	return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Execute{Execute: call}}
 }
 
-func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) error {
+func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream tooldexv1.HostService_ConnectServer, sess *registry.Session, replies chan<- *tooldexv1.ConnectResponse, log *zap.Logger) (err error) {
+	// A panic here (a ToolsUpdate's tool) would end the process: it ends
+	// the session instead.
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("panic in a host session", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			err = status.Error(codes.Internal, "internal error")
+		}
+	}()
+	frames := rate.NewLimiter(hostFrameRate, hostFrameBurst)
+	key := sess.ID()
 	for {
+		if err := frames.Wait(ctx); err != nil {
+			return err
+		}
 		m, err := stream.Recv()
 		if err != nil {
 			return err
@@ -191,13 +237,22 @@ func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream too
 			if err := sess.Complete(f.Result.GetCallId(), f.Result); err != nil {
 				// Late results (after a timeout or cancel) and unknown ids
 				// are dropped; the session goes on.
-				log.Warn("result dropped", zap.String("call", f.Result.GetCallId()), zap.Error(err))
+				h.logs.Warn(key, "result dropped", zap.String("host", sess.HostID()), zap.String("session", key),
+					zap.String("call", f.Result.GetCallId()), zap.Error(err))
 			}
 		case *tooldexv1.ConnectRequest_Tools:
-			results := h.s.hostUpsert(p, sess, f.Tools.GetUpsert())
-			if rm := f.Tools.GetRemove(); len(rm) > 0 {
-				sess.RemoveTools(rm...)
-				h.s.cat.Release(p.Tenant, sess.ID(), rm)
+			var results []*tooldexv1.HostToolResult
+			if why := h.toolsRefused(sess, f.Tools); why != "" {
+				for _, t := range f.Tools.GetUpsert() {
+					results = append(results, &tooldexv1.HostToolResult{Name: t.GetName(), Rejected: why})
+				}
+				h.logs.Warn(key, "tools update refused", zap.String("host", sess.HostID()), zap.String("session", key), zap.String("why", why))
+			} else {
+				results = h.s.hostUpsert(p, sess, f.Tools.GetUpsert())
+				if rm := f.Tools.GetRemove(); len(rm) > 0 {
+					sess.RemoveTools(rm...)
+					h.s.cat.Release(p.Tenant, sess.ID(), rm)
+				}
 			}
 			select {
 			case replies <- &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_ToolsAck{ToolsAck: &tooldexv1.ToolsAck{Results: results}}}:
@@ -210,11 +265,24 @@ func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream too
 			}
 		case *tooldexv1.ConnectRequest_Heartbeat:
 		case *tooldexv1.ConnectRequest_Hello:
-			log.Warn("second hello ignored")
+			h.logs.Warn(key, "second hello ignored", zap.String("host", sess.HostID()), zap.String("session", key))
 		default:
-			log.Warn("unknown frame ignored")
+			h.logs.Warn(key, "unknown frame ignored", zap.String("host", sess.HostID()), zap.String("session", key))
 		}
 	}
+}
+
+// toolsRefused says why a ToolsUpdate is refused whole: more tools than a
+// hello may carry, or more than a host may serve.
+func (h *HostServer) toolsRefused(sess *registry.Session, u *tooldexv1.ToolsUpdate) string {
+	n := len(u.GetUpsert())
+	if n > MaxHelloTools {
+		return fmt.Sprintf("invalid: the update has %d tools, at most %d", n, MaxHelloTools)
+	}
+	if served := sess.ToolCount(); served+n-len(u.GetRemove()) > MaxHostTools {
+		return fmt.Sprintf("invalid: the host would serve more than %d tools (it serves %d)", MaxHostTools, served)
+	}
+	return ""
 }
 
 // hostUpsert registers the tools a host session of principal p offers, in

@@ -60,3 +60,19 @@ func recovered(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler
 	}()
 	return handler(ctx, req)
 }
+
+// StreamRecoverInterceptor turns a panic in a stream handler's goroutine
+// into INTERNAL, so one bad host stream never takes the process down.
+// (Goroutines a handler starts recover on their own: see recvLoop.)
+func StreamRecoverInterceptor(log *zap.Logger) grpc.StreamServerInterceptor {
+	log = log.Named("rpc")
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic in stream handler", zap.String("method", info.FullMethod), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+				err = status.Error(codes.Internal, "internal error")
+			}
+		}()
+		return handler(srv, ss)
+	}
+}

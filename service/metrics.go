@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -28,6 +29,46 @@ type Metrics struct {
 	// *rpcSeries): WithLabelValues hashes the labels and takes a lock on
 	// every call.
 	rpcSeries sync.Map
+
+	// tools and hosts bound the tool and host label values: a name
+	// becomes a label only if the call found the tool, and only the first
+	// MaxToolLabels (MaxHostLabels) do; the rest are counted as "other".
+	tools, hosts labelSet
+}
+
+// Bounds on label values: every value is a time series kept for ever.
+const (
+	MaxToolLabels = 2000
+	MaxHostLabels = 500
+	otherLabel    = "other"
+)
+
+// labelSet admits at most max distinct label values.
+type labelSet struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+	max  int
+}
+
+// get returns v, or "other" once max other values were admitted (or for
+// a value Prometheus could not take).
+func (l *labelSet) get(v string) string {
+	if !utf8.ValidString(v) {
+		return otherLabel
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.seen[v]; ok {
+		return v
+	}
+	if len(l.seen) >= l.max {
+		return otherLabel
+	}
+	if l.seen == nil {
+		l.seen = make(map[string]struct{})
+	}
+	l.seen[v] = struct{}{}
+	return v
 }
 
 type rpcKey struct {
@@ -65,6 +106,7 @@ func NewMetrics() *Metrics {
 			Name: "tooldex_semantic_fallbacks_total", Help: "Ranked searches answered without dense retrieval because embedding the query failed or timed out.",
 		}),
 	}
+	m.tools.max, m.hosts.max = MaxToolLabels, MaxHostLabels
 	m.Registry.MustRegister(m.rpcs, m.latency, m.executes, m.execTime, m.fallback, m.audits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -124,6 +166,15 @@ func (m *Metrics) audited(kind, outcome string) {
 func (m *Metrics) execute(tool, host, outcome string, took time.Duration) {
 	if m == nil {
 		return
+	}
+	// A name the catalog does not have is no label: anyone can send one.
+	if outcome == "not_found" {
+		tool = otherLabel
+	} else {
+		tool = m.tools.get(tool)
+	}
+	if host != "" {
+		host = m.hosts.get(host)
 	}
 	m.executes.WithLabelValues(tool, host, outcome).Inc()
 	m.execTime.WithLabelValues(tool).Observe(took.Seconds())

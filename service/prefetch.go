@@ -30,6 +30,20 @@ const (
 	sessionTTL  = 30 * time.Minute
 	// contextChars bounds how much recent context joins a short message.
 	contextChars = 300
+	// Bounds on a request: longer session ids, more or longer loaded names
+	// and more context entries are INVALID_ARGUMENT. A long message is
+	// not: only its first messageScan bytes are read (the query is cut to
+	// index.MaxQueryBytes anyway).
+	MaxPrefetchSessionID = 256
+	MaxPrefetchLoaded    = 1000
+	MaxPrefetchName      = 256
+	MaxPrefetchContext   = 1000
+	messageScan          = 4 * index.MaxQueryBytes
+	// sessionBytes bounds the memory all sessions keep (names and their
+	// bookkeeping, nameCost bytes each besides the name); past it the
+	// least recently used sessions are forgotten.
+	sessionBytes = 32 << 20
+	nameCost     = 64
 )
 
 // sessions remembers, per frontend session, the tools already recommended
@@ -37,15 +51,18 @@ const (
 // are evicted least-recently-used beyond maxSessions and expire after
 // sessionTTL. Expiry is lazy (checked on use), so no goroutine is needed.
 type sessions struct {
-	mu   sync.Mutex
-	now  func() time.Time
-	byID map[string]*list.Element // of *session
-	lru  *list.List               // front: most recently used
+	mu    sync.Mutex
+	now   func() time.Time
+	byID  map[string]*list.Element // of *session
+	lru   *list.List               // front: most recently used
+	bytes int                      // kept by every session: id and names, with nameCost each
+	limit int                      // of bytes; 0 means sessionBytes
 }
 
 type session struct {
 	id       string
 	lastUsed time.Time // guarded by sessions.mu
+	bytes    int       // guarded by sessions.mu: what this session adds to sessions.bytes
 
 	mu    sync.Mutex
 	seen  map[string]bool
@@ -65,7 +82,7 @@ func (ss *sessions) get(id string, loaded []string) *session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s := ss.touch(id)
-	s.add(loaded...)
+	ss.grow(s, s.add(loaded...))
 	return s
 }
 
@@ -76,7 +93,35 @@ func (ss *sessions) record(id string, names []string) {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.touch(id).add(names...)
+	s := ss.touch(id)
+	ss.grow(s, s.add(names...))
+}
+
+// grow accounts for delta bytes more kept by s, forgetting the least
+// recently used other sessions while all keep more than the limit. The
+// caller holds ss.mu.
+func (ss *sessions) grow(s *session, delta int) {
+	s.bytes += delta
+	ss.bytes += delta
+	limit := ss.limit
+	if limit == 0 {
+		limit = sessionBytes
+	}
+	for e := ss.lru.Back(); ss.bytes > limit && e != nil; {
+		prev := e.Prev()
+		if old := e.Value.(*session); old != s {
+			ss.removeLocked(e)
+		}
+		e = prev
+	}
+}
+
+// removeLocked forgets a session. The caller holds ss.mu.
+func (ss *sessions) removeLocked(e *list.Element) {
+	s := e.Value.(*session)
+	ss.lru.Remove(e)
+	delete(ss.byID, s.id)
+	ss.bytes -= s.bytes
 }
 
 // has reports whether the session has seen name. A nil session has seen
@@ -100,8 +145,7 @@ func (ss *sessions) touch(id string) *session {
 		if now.Sub(s.lastUsed) < sessionTTL && ss.lru.Len() <= maxSessions {
 			break
 		}
-		ss.lru.Remove(e)
-		delete(ss.byID, s.id)
+		ss.removeLocked(e)
 	}
 	if e, ok := ss.byID[id]; ok {
 		s := e.Value.(*session)
@@ -111,31 +155,36 @@ func (ss *sessions) touch(id string) *session {
 	}
 	s := &session{id: id, lastUsed: now, seen: make(map[string]bool)}
 	ss.byID[id] = ss.lru.PushFront(s)
+	ss.grow(s, len(id)+nameCost)
 	if ss.lru.Len() > maxSessions {
-		old := ss.lru.Back()
-		ss.lru.Remove(old)
-		delete(ss.byID, old.Value.(*session).id)
+		ss.removeLocked(ss.lru.Back())
 	}
 	return s
 }
 
-func (s *session) add(names ...string) {
+// add adds names to what s has seen and returns how many bytes more s
+// keeps (negative when it forgot more than it learned).
+func (s *session) add(names ...string) (delta int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range names {
 		if s.seen[n] {
 			continue
 		}
+		n = strings.Clone(n) // not the request's buffer
 		s.seen[n] = true
 		s.order = append(s.order, n)
+		delta += len(n) + nameCost
 	}
 	if len(s.order) > sessionNames {
 		drop := len(s.order) - sessionKeep
 		for _, n := range s.order[:drop] {
 			delete(s.seen, n)
+			delta -= len(n) + nameCost
 		}
 		s.order = append(s.order[:0:0], s.order[drop:]...)
 	}
+	return delta
 }
 
 // len returns the number of sessions kept.
@@ -178,6 +227,22 @@ func (s *Server) prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (
 		minScore = prefetchMinScore
 	}
 	checkView(ve, req.GetSchemaView())
+	if n := len(req.GetSessionId()); n > MaxPrefetchSessionID {
+		ve.add("session_id", "is %d bytes, at most %d", n, MaxPrefetchSessionID)
+	}
+	if n := len(req.GetContext()); n > MaxPrefetchContext {
+		ve.add("context", "has %d entries, at most %d (the most recent first)", n, MaxPrefetchContext)
+	}
+	if n := len(req.GetLoaded()); n > MaxPrefetchLoaded {
+		ve.add("loaded", "has %d names, at most %d", n, MaxPrefetchLoaded)
+	} else {
+		for i, name := range req.GetLoaded() {
+			if len(name) > MaxPrefetchName {
+				ve.add(fmt.Sprintf("loaded[%d]", i), "is %d bytes, at most %d", len(name), MaxPrefetchName)
+				break
+			}
+		}
+	}
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
@@ -227,6 +292,13 @@ func (s *Server) prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (
 // it is dropped, and the text is cut (at a rune boundary) to the query
 // limit: prefetch is best effort, never an error for a long message.
 func prefetchQuery(message string, context []string) string {
+	if len(message) > messageScan {
+		cut := messageScan
+		for cut > 0 && !utf8.RuneStart(message[cut]) {
+			cut--
+		}
+		message = message[:cut]
+	}
 	text := strings.TrimSpace(message)
 	if len(strings.Fields(text)) < 3 {
 		var b strings.Builder

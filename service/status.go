@@ -8,18 +8,24 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/textcut"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // toStatus turns a domain error into a gRPC status error. It is the only
 // place that chooses status codes. Unknown errors become INTERNAL with an
 // opaque message and are logged once here.
-func (s *Server) toStatus(err error) error {
+func (s *Server) toStatus(err error) error { return statusOf(s.log, err) }
+
+// statusOf is toStatus logging to log; for interceptors (limits.go).
+func statusOf(log *zap.Logger, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -31,6 +37,11 @@ func (s *Server) toStatus(err error) error {
 	var le *catalog.LimitError
 	var pe *catalog.PermissionError
 	var ms *auth.MissingScopeError
+	var se *limit.SizeError
+	var cnt *limit.CountError
+	var deep *limit.DepthError
+	var rl *limit.LimitError
+	var spe *schema.ParamsError
 	switch {
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return status.Error(codes.Unauthenticated, err.Error())
@@ -54,13 +65,41 @@ func (s *Server) toStatus(err error) error {
 		return status.Error(codes.Unavailable, err.Error()+": the tool host went away during the call; its outcome is unknown")
 	case errors.Is(err, registry.ErrOverloaded):
 		return status.Error(codes.ResourceExhausted, err.Error()+": every host serving this tool is busy; retry shortly")
+	case errors.As(err, &se):
+		return badRequest(se.Error(), []Violation{{Field: se.Field, Description: se.Error()}})
+	case errors.As(err, &cnt):
+		return badRequest(cnt.Error(), []Violation{{Field: cnt.Field, Description: cnt.Error()}})
+	case errors.As(err, &deep):
+		return badRequest(deep.Error(), []Violation{{Field: deep.Field, Description: deep.Error()}})
+	case errors.As(err, &rl):
+		return limited(rl)
+	case errors.Is(err, schema.ErrTooMuchWork):
+		return badRequest(err.Error(), []Violation{{Field: "params", Description: err.Error()}})
+	case errors.Is(err, schema.ErrBadParams):
+		return badRequest(err.Error(), []Violation{{Field: "params", Description: err.Error()}})
+	case errors.As(err, &spe):
+		vs := make([]Violation, 0, len(spe.Violations))
+		for _, v := range schema.Violations(spe) {
+			vs = append(vs, Violation{Field: v.Path, Description: v.Description})
+		}
+		return badRequest(spe.Error(), vs)
 	case errors.Is(err, index.ErrInvalidQuery):
 		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return status.FromContextError(err).Err()
 	}
-	s.log.Error("internal error", zap.Error(err))
+	log.Error("internal error", zap.Error(err))
 	return status.Error(codes.Internal, "internal error")
+}
+
+// limited is RESOURCE_EXHAUSTED with a google.rpc.RetryInfo saying when
+// to come back.
+func limited(le *limit.LimitError) error {
+	st := status.New(codes.ResourceExhausted, "rate limited: "+le.Error())
+	if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(le.RetryAfter)}); err == nil {
+		st = d
+	}
+	return st.Err()
 }
 
 func badRequest(msg string, vs []Violation) error {

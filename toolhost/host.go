@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 )
 
 // Defaults for the zero values of Config.
@@ -54,7 +55,8 @@ type Config struct {
 	Slots int
 	// DialOptions are added to the client connection's options. Transport
 	// credentials default to insecure; pass grpc.WithTransportCredentials to
-	// use others.
+	// use others. Messages of up to limit.MaxMessageBytes are sent and
+	// received unless these options say otherwise.
 	DialOptions []grpc.DialOption
 	// Logger receives the host's logs; nil means zap.NewNop().
 	Logger *zap.Logger
@@ -267,7 +269,10 @@ func (h *Host) Run(ctx context.Context) error {
 		h.mu.Unlock()
 	}()
 
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, h.cfg.DialOptions...)
+	// Messages of up to limit.MaxMessageBytes, as the server sends: a host
+	// that could receive less had its stream cut by one large call.
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, limit.DialOptions()...)
+	opts = append(opts, h.cfg.DialOptions...)
 	conn, err := grpc.NewClient(h.cfg.Addr, opts...)
 	if err != nil {
 		return fmt.Errorf("toolhost: connecting to %q: %w", h.cfg.Addr, err)

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/toolhost"
 )
 
@@ -885,5 +886,56 @@ func TestResultHelpers(t *testing.T) {
 	}
 	if _, ok := toolhost.IsRefusal(errors.New("plain")); ok {
 		t.Error("IsRefusal(plain error) = true, want false")
+	}
+}
+
+// TestLargeCallReceived: a call as large as the server may send (both
+// params forms at limit.MaxParamsBytes) reaches the handler; the SDK's
+// old 4 MiB receive limit cut the stream, failing every call on it.
+func TestLargeCallReceived(t *testing.T) {
+	e, start := newEnv(t, toolhost.Config{})
+	got := make(chan int, 1)
+	mustHandle(t, e.host, "big", func(_ context.Context, c *toolhost.Call) (*toolhost.Result, error) {
+		s, _ := c.Params["s"].(string)
+		got <- len(s)
+		return nil, nil
+	})
+	start()
+	s := e.srv.next(t)
+	big := strings.Repeat("x", limit.MaxParamsBytes-64)
+	st, err := structpb.NewStruct(map[string]any{"s": big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := `{"s":"` + big + `"}`
+	s.sendFrame(t, executeFrame(&tooldexv1.ExecuteCall{CallId: "big-1", ToolName: "big", Params: st, ParamsJson: js}))
+	if r := s.result(t); r.GetCallId() != "big-1" {
+		t.Fatalf("result %+v", r)
+	}
+	if n := <-got; n != len(big) {
+		t.Errorf("handler got %d bytes, want %d", n, len(big))
+	}
+}
+
+// TestLargeResultFailsAlone: a result larger than any message the server
+// takes is answered as a tool error, and the session goes on (sent, it
+// would cut the stream and fail every other call on it).
+func TestLargeResultFailsAlone(t *testing.T) {
+	e, start := newEnv(t, toolhost.Config{})
+	mustHandle(t, e.host, "huge", func(context.Context, *toolhost.Call) (*toolhost.Result, error) {
+		return toolhost.Text(strings.Repeat("x", limit.MaxMessageBytes+1)), nil
+	})
+	mustHandle(t, e.host, "small", func(context.Context, *toolhost.Call) (*toolhost.Result, error) {
+		return toolhost.Text("ok"), nil
+	})
+	start()
+	s := e.srv.next(t)
+	s.execute(t, "h1", "huge", nil)
+	if r := s.result(t); r.GetCallId() != "h1" || !r.GetIsError() || !strings.Contains(text(r), "too large") {
+		t.Fatalf("huge result: %+v, want a tool error saying it is too large", r)
+	}
+	s.execute(t, "s1", "small", nil)
+	if r := s.result(t); r.GetCallId() != "s1" || text(r) != "ok" {
+		t.Fatalf("the next call: %+v", r)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 )
 
 var (
@@ -427,7 +428,14 @@ func invoke(ctx context.Context, log *zap.Logger, call *Call, fn Handler) (res *
 }
 
 func (s *session) result(r *tooldexv1.CallResult) {
-	if !s.out.push(&tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Result{Result: r}}, 0) {
+	msg := &tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Result{Result: r}}
+	if err := limit.CheckMessage("result", msg); err != nil {
+		// Sent, it would cut the stream and fail every call on it: this
+		// call fails alone.
+		s.log.Warn("result too large for the server: sent as a tool error", zap.String("call_id", r.GetCallId()), zap.Error(err))
+		msg = &tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Result{Result: errorResult(r.GetCallId(), "the tool's result is too large: %v", err)}}
+	}
+	if !s.out.push(msg, 0) {
 		s.log.Debug("result dropped: the stream has ended", zap.String("call_id", r.GetCallId()))
 	}
 }

@@ -1,31 +1,16 @@
-// Command tooldex is the command-line client of a tooldex server.
-//
-//	tooldex register FILE...      register tools (MCP tools/list, OpenAI or Anthropic tools arrays, tooldex JSON/JSONL; - for stdin)
-//	tooldex search QUERY...       run a ToolSearch query (select:, discover:, mcp__ prefixes, +required, keywords)
-//	tooldex discover TASK...      rank tools for a task, with schemas
-//	tooldex list                  list registered tools
-//	tooldex unregister NAME...    remove tools
-//	tooldex exec TOOL --params JSON   run a tool on a connected host (--params @file)
-//	tooldex hosts                 list connected tool hosts
-//	tooldex repl                  interactive console: hint bar from Prefetch, /search, /discover, /exec
-//	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
-//	tooldex bench search [QUERY...]       Search latency percentiles and QPS against a server, next to health checks
-//	tooldex bench memory [--tools N]      resident memory and heap of the service for N replicated dataset tools (in-process)
-//
-// Every command takes --addr (env TOOLDEX_ADDR, default localhost:50051),
-// --json (protojson output for scripts) and --timeout. Errors print one line
-// and exit 1.
+// Command client is the tooldex command-line client under its older path:
+// the same program as cmd/tooldex (internal/cli), kept so that
+// "go run ./cmd/client ..." keeps working. Install cmd/tooldex, which is
+// named tooldex.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
+
+	"github.com/tooldex/tooldex/internal/cli"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "tooldex:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }

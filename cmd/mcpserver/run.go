@@ -19,6 +19,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/mcpfacade"
 )
 
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(c.addr, append(limit.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return fmt.Errorf("tooldex client: %w", err)
 	}
@@ -93,7 +94,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Logger: log})
+	// A request body takes what a gRPC message behind it may (the SDK's
+	// default is 4 MiB, a quarter of it).
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: limit.MaxMessageBytes})
 	// MCP at /mcp only: any other path is 404, not a second endpoint.
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, handler)

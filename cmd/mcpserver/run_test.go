@@ -18,6 +18,7 @@ import (
 
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolhost"
 )
@@ -182,6 +183,29 @@ func TestRunHTTP(t *testing.T) {
 	}
 	exercise(t, cs)
 	cs.Close()
+	// A body takes what a gRPC message may (limit.MaxMessageBytes), not
+	// the SDK's 4 MiB; past it, it is refused.
+	for _, size := range []int{10, 5 << 20, limit.MaxMessageBytes} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"` + strings.Repeat("x", size) + `","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ok := resp.StatusCode < 300; ok != (size < limit.MaxMessageBytes) {
+			t.Errorf("initialize with a %d-byte name: %s", size, resp.Status)
+		}
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			del, _ := http.NewRequest(http.MethodDelete, url, nil)
+			del.Header.Set("Mcp-Session-Id", id)
+			if resp, err := http.DefaultClient.Do(del); err == nil {
+				resp.Body.Close()
+			}
+		}
+	}
 	cancel()
 	select {
 	case err := <-done:

@@ -24,13 +24,14 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/reflection"
 
 	"github.com/tooldex/tooldex/demo"
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/apidesc"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/semantic"
@@ -63,6 +64,8 @@ type config struct {
 	pprofAddr    string
 	maxExecute   time.Duration
 	heartbeat    time.Duration
+
+	limits service.LimitsConfig
 
 	embedderURL     string
 	embedderModel   string
@@ -104,13 +107,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0, "weight of the text score in the hybrid (0: the scorer's default, 0.8 for bm25f, 0.6 for cosine)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
-	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", 16<<20, "largest gRPC message accepted or sent")
+	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", limit.MaxMessageBytes, "largest gRPC message accepted or sent (hosts, the bridge, the façade and the CLI take at most 16 MiB; a larger call to a host fails alone)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
 	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
+	fs.Float64Var(&c.limits.Calls.Rate, "limit-rate", limit.DefaultRate, "each client's RPCs per second (a client: its principal, else its IP address; negative: no limit)")
+	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
+	fs.IntVar(&c.limits.Calls.MaxInFlight, "limit-in-flight", limit.DefaultMaxInFlight, "each client's RPCs running at once (negative: no limit)")
+	fs.IntVar(&c.limits.Streams.MaxInFlight, "limit-streams", service.DefaultStreamLimits.MaxInFlight, "each client's open streams (host sessions) (negative: no limit)")
+	fs.BoolVar(&c.limits.Loopback, "limit-loopback", false, "also limit unauthenticated clients on this machine (loopback), who all share one address")
+	fs.IntVar(&c.limits.Calls.MaxKeys, "limit-clients", limit.DefaultMaxKeys, "clients whose limits are remembered; the least recently seen idle one is forgotten first")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -237,15 +246,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	// Metrics interceptors only when metrics are on: each costs a call frame
-	// and a clock read per RPC.
-	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log)}
-	var stream []grpc.StreamServerInterceptor
+	// Per-client limits first (after authentication), so a refused request
+	// costs nothing more; metrics, outermost, count it. Metrics interceptors
+	// only when metrics are on: each costs a call frame and a clock read
+	// per RPC.
+	limits := service.NewLimits(c.limits, log)
+	unary := []grpc.UnaryServerInterceptor{limits.UnaryInterceptor(), service.UnaryInterceptor(log)}
+	stream := []grpc.StreamServerInterceptor{limits.StreamInterceptor(), service.StreamRecoverInterceptor(log)}
 	if metrics != nil {
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
-		stream = append(stream, metrics.StreamInterceptor())
+		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
 	}
-	gs := grpc.NewServer(
+	gs := grpc.NewServer(append(service.CodecOptions(),
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -253,13 +265,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// Hosts hold streams for hours: ping idle ones, never cap their age.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	)...)
 	service.RegisterDiscoveryService(gs, svc)
 	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	hs.SetServingStatus(tooldexv1.DiscoveryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	reflection.Register(gs)
+	apidesc.RegisterReflection(gs) // descriptors with the proto's comments
 
 	// Goroutines owned here, each stopped in the shutdown below.
 	var wg sync.WaitGroup
@@ -268,13 +280,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	wg.Go(func() { _ = svc.Run(regCtx) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
-	var metricsSrv *http.Server
+	var metricsSrv, pprofSrv *http.Server
+	// abort stops what was started so far, for a return before serving.
+	abort := func() {
+		gs.Stop()
+		for _, srv := range []*http.Server{metricsSrv, pprofSrv} {
+			if srv != nil {
+				srv.Close()
+			}
+		}
+		stopReg()
+		wg.Wait()
+	}
 	if metrics != nil {
 		mlis, err := net.Listen("tcp", c.metricsAddr)
 		if err != nil {
-			gs.Stop()
-			stopReg()
-			wg.Wait()
+			abort()
 			return fmt.Errorf("metrics listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -283,13 +304,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		wg.Go(func() { _ = metricsSrv.Serve(mlis) })
 		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
 	}
-	var pprofSrv *http.Server
 	if c.pprofAddr != "" {
 		plis, err := net.Listen("tcp", c.pprofAddr)
 		if err != nil {
-			gs.Stop()
-			stopReg()
-			wg.Wait()
+			abort()
 			return fmt.Errorf("pprof listen: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -307,6 +325,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if c.demoHost {
 		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost")})
 		if err := demohost.Register(host, c.filesDir); err != nil {
+			abort()
 			return fmt.Errorf("demo host: %w", err)
 		}
 		wg.Go(func() { _ = host.Run(hostCtx) })

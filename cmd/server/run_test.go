@@ -4,18 +4,57 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/service"
 )
+
+// TestMain checks that no test leaves a goroutine behind: run owns every
+// goroutine it starts, on every return.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRunEarlyErrorsStopEverything: a setup error after the server started
+// serving (a demo host with a bad --files-dir, a pprof address in use)
+// stops the gRPC server, the metrics server and the registry loop before
+// run returns; goleak in TestMain sees any goroutine left.
+func TestRunEarlyErrorsStopEverything(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"demo host", []string{"--metrics-addr", "127.0.0.1:0", "--files-dir", filepath.Join(t.TempDir(), "missing")}, "demo host"},
+		{"pprof address in use", []string{"--metrics-addr", "127.0.0.1:0", "--pprof-addr", busy.Addr().String()}, "pprof listen"},
+		{"metrics address in use", []string{"--metrics-addr", busy.Addr().String()}, "metrics listen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--addr", "127.0.0.1:0"}, tt.args...)
+			err := run(context.Background(), args, func(string) string { return "" }, &syncWriter{b: &bytes.Buffer{}})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("run() = %v, want an error about %s", err, tt.wantErr)
+			}
+			if err := goleak.Find(); err != nil {
+				t.Errorf("goroutines left after run() returned: %v", err)
+			}
+		})
+	}
+}
 
 func TestParseFlagsEnvFallback(t *testing.T) {
 	tests := []struct {

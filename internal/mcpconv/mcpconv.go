@@ -275,6 +275,8 @@ func ToContent(c *tooldexv1.Content) mcp.Content {
 			b = []byte(k.Json.String())
 		}
 		return &mcp.TextContent{Text: string(b), Meta: m, Annotations: anns}
+	case *tooldexv1.Content_JsonText:
+		return &mcp.TextContent{Text: k.JsonText, Meta: m, Annotations: anns}
 	case *tooldexv1.Content_Image:
 		return &mcp.ImageContent{Data: k.Image.GetData(), MIMEType: k.Image.GetMimeType(), Meta: m, Annotations: anns}
 	case *tooldexv1.Content_Audio:

@@ -209,6 +209,63 @@ func (QueryMode) EnumDescriptor() ([]byte, []int) {
 	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{2}
 }
 
+// ResultView chooses how an ExecuteResponse carries its JSON values.
+type ResultView int32
+
+const (
+	// The default: RESULT_VIEW_STRUCT.
+	ResultView_RESULT_VIEW_UNSPECIFIED ResultView = 0
+	// structured_content as a google.protobuf.Struct and JSON content blocks
+	// as Content.json (a google.protobuf.Value).
+	ResultView_RESULT_VIEW_STRUCT ResultView = 1
+	// structured_content_json instead of structured_content, and JSON content
+	// blocks as Content.json_text instead of Content.json: compact JSON text
+	// that any JSON parser reads (grpc-js otherwise hands out raw
+	// {fields, kind} trees).
+	ResultView_RESULT_VIEW_JSON ResultView = 2
+)
+
+// Enum value maps for ResultView.
+var (
+	ResultView_name = map[int32]string{
+		0: "RESULT_VIEW_UNSPECIFIED",
+		1: "RESULT_VIEW_STRUCT",
+		2: "RESULT_VIEW_JSON",
+	}
+	ResultView_value = map[string]int32{
+		"RESULT_VIEW_UNSPECIFIED": 0,
+		"RESULT_VIEW_STRUCT":      1,
+		"RESULT_VIEW_JSON":        2,
+	}
+)
+
+func (x ResultView) Enum() *ResultView {
+	p := new(ResultView)
+	*p = x
+	return p
+}
+
+func (x ResultView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ResultView) Descriptor() protoreflect.EnumDescriptor {
+	return file_tooldex_v1_discovery_proto_enumTypes[3].Descriptor()
+}
+
+func (ResultView) Type() protoreflect.EnumType {
+	return &file_tooldex_v1_discovery_proto_enumTypes[3]
+}
+
+func (x ResultView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ResultView.Descriptor instead.
+func (ResultView) EnumDescriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{3}
+}
+
 // RegisterToolsRequest carries the tools to insert or replace.
 type RegisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1101,6 +1158,10 @@ type ExecuteRequest struct {
 	Caller string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
 	// Approval of an earlier approval_required answer for this very call.
 	ApprovalToken string `protobuf:"bytes,6,opt,name=approval_token,json=approvalToken,proto3" json:"approval_token,omitempty"`
+	// How the response carries JSON values (structured_content and JSON
+	// content blocks): as google.protobuf.Struct / Value (the default), or
+	// as JSON text for clients that would rather not walk Struct trees.
+	ResultView    ResultView `protobuf:"varint,7,opt,name=result_view,json=resultView,proto3,enum=tooldex.v1.ResultView" json:"result_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1177,6 +1238,13 @@ func (x *ExecuteRequest) GetApprovalToken() string {
 	return ""
 }
 
+func (x *ExecuteRequest) GetResultView() ResultView {
+	if x != nil {
+		return x.ResultView
+	}
+	return ResultView_RESULT_VIEW_UNSPECIFIED
+}
+
 // ExecuteResponse is the host's result, or a request for approval.
 type ExecuteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1195,8 +1263,14 @@ type ExecuteResponse struct {
 	// Set when a permission rule says "ask": nothing ran. Ask the user, then
 	// call again with approval_token.
 	ApprovalRequired *ApprovalRequest `protobuf:"bytes,7,opt,name=approval_required,json=approvalRequired,proto3" json:"approval_required,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The structured result as compact JSON text, filled instead of
+	// structured_content when the request asks for RESULT_VIEW_JSON. The same
+	// JSON value as structured_content (what protojson would write for it;
+	// key order and escaping may differ). Empty when the tool returned no
+	// structured content.
+	StructuredContentJson string `protobuf:"bytes,8,opt,name=structured_content_json,json=structuredContentJson,proto3" json:"structured_content_json,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *ExecuteResponse) Reset() {
@@ -1276,6 +1350,13 @@ func (x *ExecuteResponse) GetApprovalRequired() *ApprovalRequest {
 		return x.ApprovalRequired
 	}
 	return nil
+}
+
+func (x *ExecuteResponse) GetStructuredContentJson() string {
+	if x != nil {
+		return x.StructuredContentJson
+	}
+	return ""
 }
 
 // ExecuteStreamRequest is an Execute with progress.
@@ -2241,7 +2322,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2\x18.tooldex.v1.SearchResultR\aresults\x120\n" +
 	"\x14total_deferred_tools\x18\x02 \x01(\x05R\x12totalDeferredTools\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12!\n" +
-	"\fcontent_json\x18\x04 \x01(\tR\vcontentJson\"\xdd\x01\n" +
+	"\fcontent_json\x18\x04 \x01(\tR\vcontentJson\"\x96\x02\n" +
 	"\x0eExecuteRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12/\n" +
 	"\x06params\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06params\x12\x1f\n" +
@@ -2250,7 +2331,9 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x04 \x01(\tR\tsessionId\x12\x16\n" +
 	"\x06caller\x18\x05 \x01(\tR\x06caller\x12%\n" +
-	"\x0eapproval_token\x18\x06 \x01(\tR\rapprovalToken\"\xbc\x02\n" +
+	"\x0eapproval_token\x18\x06 \x01(\tR\rapprovalToken\x127\n" +
+	"\vresult_view\x18\a \x01(\x0e2\x16.tooldex.v1.ResultViewR\n" +
+	"resultView\"\xf4\x02\n" +
 	"\x0fExecuteResponse\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12-\n" +
 	"\acontent\x18\x02 \x03(\v2\x13.tooldex.v1.ContentR\acontent\x12\x19\n" +
@@ -2258,7 +2341,8 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x17\n" +
 	"\acall_id\x18\x05 \x01(\tR\x06callId\x12\x17\n" +
 	"\ahost_id\x18\x06 \x01(\tR\x06hostId\x12H\n" +
-	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\"L\n" +
+	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\x126\n" +
+	"\x17structured_content_json\x18\b \x01(\tR\x15structuredContentJson\"L\n" +
 	"\x14ExecuteStreamRequest\x124\n" +
 	"\arequest\x18\x01 \x01(\v2\x1a.tooldex.v1.ExecuteRequestR\arequest\"\x92\x01\n" +
 	"\x15ExecuteStreamResponse\x129\n" +
@@ -2339,7 +2423,12 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x12QUERY_MODE_KEYWORD\x10\x01\x12\x15\n" +
 	"\x11QUERY_MODE_SELECT\x10\x02\x12\x17\n" +
 	"\x13QUERY_MODE_DISCOVER\x10\x03\x12\x15\n" +
-	"\x11QUERY_MODE_PREFIX\x10\x042\x93\x06\n" +
+	"\x11QUERY_MODE_PREFIX\x10\x04*W\n" +
+	"\n" +
+	"ResultView\x12\x1b\n" +
+	"\x17RESULT_VIEW_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12RESULT_VIEW_STRUCT\x10\x01\x12\x14\n" +
+	"\x10RESULT_VIEW_JSON\x10\x022\x93\x06\n" +
 	"\x10DiscoveryService\x12T\n" +
 	"\rRegisterTools\x12 .tooldex.v1.RegisterToolsRequest\x1a!.tooldex.v1.RegisterToolsResponse\x12Z\n" +
 	"\x0fUnregisterTools\x12\".tooldex.v1.UnregisterToolsRequest\x1a#.tooldex.v1.UnregisterToolsResponse\x12H\n" +
@@ -2350,10 +2439,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\rExecuteStream\x12 .tooldex.v1.ExecuteStreamRequest\x1a!.tooldex.v1.ExecuteStreamResponse0\x01\x12H\n" +
 	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponse\x12N\n" +
 	"\vGetManifest\x12\x1e.tooldex.v1.GetManifestRequest\x1a\x1f.tooldex.v1.GetManifestResponse\x12E\n" +
-	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB\x9e\x01\n" +
-	"\x0ecom.tooldex.v1B\x0eDiscoveryProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
-	"Tooldex.V1\xca\x02\n" +
-	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
+	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB5Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1b\x06proto3"
 
 var (
 	file_tooldex_v1_discovery_proto_rawDescOnce sync.Once
@@ -2367,94 +2453,96 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 	return file_tooldex_v1_discovery_proto_rawDescData
 }
 
-var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(SchemaView)(0),                 // 0: tooldex.v1.SchemaView
 	(MatchKind)(0),                  // 1: tooldex.v1.MatchKind
 	(QueryMode)(0),                  // 2: tooldex.v1.QueryMode
-	(*RegisterToolsRequest)(nil),    // 3: tooldex.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil),   // 4: tooldex.v1.RegisterToolsResponse
-	(*RegisterResult)(nil),          // 5: tooldex.v1.RegisterResult
-	(*UnregisterToolsRequest)(nil),  // 6: tooldex.v1.UnregisterToolsRequest
-	(*UnregisterToolsResponse)(nil), // 7: tooldex.v1.UnregisterToolsResponse
-	(*ListToolsRequest)(nil),        // 8: tooldex.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),       // 9: tooldex.v1.ListToolsResponse
-	(*SearchRequest)(nil),           // 10: tooldex.v1.SearchRequest
-	(*SearchResponse)(nil),          // 11: tooldex.v1.SearchResponse
-	(*SearchResult)(nil),            // 12: tooldex.v1.SearchResult
-	(*DiscoverRequest)(nil),         // 13: tooldex.v1.DiscoverRequest
-	(*DiscoverResponse)(nil),        // 14: tooldex.v1.DiscoverResponse
-	(*ExecuteRequest)(nil),          // 15: tooldex.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),         // 16: tooldex.v1.ExecuteResponse
-	(*ExecuteStreamRequest)(nil),    // 17: tooldex.v1.ExecuteStreamRequest
-	(*ExecuteStreamResponse)(nil),   // 18: tooldex.v1.ExecuteStreamResponse
-	(*ExecuteProgress)(nil),         // 19: tooldex.v1.ExecuteProgress
-	(*ApprovalRequest)(nil),         // 20: tooldex.v1.ApprovalRequest
-	(*ListHostsRequest)(nil),        // 21: tooldex.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),       // 22: tooldex.v1.ListHostsResponse
-	(*HostInfo)(nil),                // 23: tooldex.v1.HostInfo
-	(*GetManifestRequest)(nil),      // 24: tooldex.v1.GetManifestRequest
-	(*GetManifestResponse)(nil),     // 25: tooldex.v1.GetManifestResponse
-	(*NameMapping)(nil),             // 26: tooldex.v1.NameMapping
-	(*PrefetchRequest)(nil),         // 27: tooldex.v1.PrefetchRequest
-	(*PrefetchResponse)(nil),        // 28: tooldex.v1.PrefetchResponse
-	(*Tool)(nil),                    // 29: tooldex.v1.Tool
-	(RegisterOutcome)(0),            // 30: tooldex.v1.RegisterOutcome
-	(Loading)(0),                    // 31: tooldex.v1.Loading
-	(*structpb.Struct)(nil),         // 32: google.protobuf.Struct
-	(*Content)(nil),                 // 33: tooldex.v1.Content
+	(ResultView)(0),                 // 3: tooldex.v1.ResultView
+	(*RegisterToolsRequest)(nil),    // 4: tooldex.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),   // 5: tooldex.v1.RegisterToolsResponse
+	(*RegisterResult)(nil),          // 6: tooldex.v1.RegisterResult
+	(*UnregisterToolsRequest)(nil),  // 7: tooldex.v1.UnregisterToolsRequest
+	(*UnregisterToolsResponse)(nil), // 8: tooldex.v1.UnregisterToolsResponse
+	(*ListToolsRequest)(nil),        // 9: tooldex.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),       // 10: tooldex.v1.ListToolsResponse
+	(*SearchRequest)(nil),           // 11: tooldex.v1.SearchRequest
+	(*SearchResponse)(nil),          // 12: tooldex.v1.SearchResponse
+	(*SearchResult)(nil),            // 13: tooldex.v1.SearchResult
+	(*DiscoverRequest)(nil),         // 14: tooldex.v1.DiscoverRequest
+	(*DiscoverResponse)(nil),        // 15: tooldex.v1.DiscoverResponse
+	(*ExecuteRequest)(nil),          // 16: tooldex.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),         // 17: tooldex.v1.ExecuteResponse
+	(*ExecuteStreamRequest)(nil),    // 18: tooldex.v1.ExecuteStreamRequest
+	(*ExecuteStreamResponse)(nil),   // 19: tooldex.v1.ExecuteStreamResponse
+	(*ExecuteProgress)(nil),         // 20: tooldex.v1.ExecuteProgress
+	(*ApprovalRequest)(nil),         // 21: tooldex.v1.ApprovalRequest
+	(*ListHostsRequest)(nil),        // 22: tooldex.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),       // 23: tooldex.v1.ListHostsResponse
+	(*HostInfo)(nil),                // 24: tooldex.v1.HostInfo
+	(*GetManifestRequest)(nil),      // 25: tooldex.v1.GetManifestRequest
+	(*GetManifestResponse)(nil),     // 26: tooldex.v1.GetManifestResponse
+	(*NameMapping)(nil),             // 27: tooldex.v1.NameMapping
+	(*PrefetchRequest)(nil),         // 28: tooldex.v1.PrefetchRequest
+	(*PrefetchResponse)(nil),        // 29: tooldex.v1.PrefetchResponse
+	(*Tool)(nil),                    // 30: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 31: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 32: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 33: google.protobuf.Struct
+	(*Content)(nil),                 // 34: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	29, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
-	5,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	30, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	31, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	31, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	29, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	30, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	6,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
+	31, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	32, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	32, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	30, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
 	0,  // 6: tooldex.v1.SearchRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
+	13, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
 	2,  // 8: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	29, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	30, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
 	1,  // 10: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
 	0,  // 11: tooldex.v1.DiscoverRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	32, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
-	33, // 14: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
-	32, // 15: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
-	20, // 16: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
-	15, // 17: tooldex.v1.ExecuteStreamRequest.request:type_name -> tooldex.v1.ExecuteRequest
-	19, // 18: tooldex.v1.ExecuteStreamResponse.progress:type_name -> tooldex.v1.ExecuteProgress
-	16, // 19: tooldex.v1.ExecuteStreamResponse.result:type_name -> tooldex.v1.ExecuteResponse
-	23, // 20: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
-	26, // 21: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
-	0,  // 22: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	12, // 23: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
-	3,  // 24: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	6,  // 25: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	8,  // 26: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	10, // 27: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	13, // 28: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	15, // 29: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
-	17, // 30: tooldex.v1.DiscoveryService.ExecuteStream:input_type -> tooldex.v1.ExecuteStreamRequest
-	21, // 31: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
-	24, // 32: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
-	27, // 33: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
-	4,  // 34: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	7,  // 35: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	9,  // 36: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	11, // 37: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	14, // 38: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	16, // 39: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
-	18, // 40: tooldex.v1.DiscoveryService.ExecuteStream:output_type -> tooldex.v1.ExecuteStreamResponse
-	22, // 41: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
-	25, // 42: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
-	28, // 43: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
-	34, // [34:44] is the sub-list for method output_type
-	24, // [24:34] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	13, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
+	33, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	3,  // 14: tooldex.v1.ExecuteRequest.result_view:type_name -> tooldex.v1.ResultView
+	34, // 15: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	33, // 16: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	21, // 17: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
+	16, // 18: tooldex.v1.ExecuteStreamRequest.request:type_name -> tooldex.v1.ExecuteRequest
+	20, // 19: tooldex.v1.ExecuteStreamResponse.progress:type_name -> tooldex.v1.ExecuteProgress
+	17, // 20: tooldex.v1.ExecuteStreamResponse.result:type_name -> tooldex.v1.ExecuteResponse
+	24, // 21: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
+	27, // 22: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
+	0,  // 23: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	13, // 24: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
+	4,  // 25: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	7,  // 26: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	9,  // 27: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	11, // 28: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	14, // 29: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	16, // 30: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	18, // 31: tooldex.v1.DiscoveryService.ExecuteStream:input_type -> tooldex.v1.ExecuteStreamRequest
+	22, // 32: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	25, // 33: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
+	28, // 34: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
+	5,  // 35: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	8,  // 36: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	10, // 37: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	12, // 38: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	15, // 39: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	17, // 40: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	19, // 41: tooldex.v1.DiscoveryService.ExecuteStream:output_type -> tooldex.v1.ExecuteStreamResponse
+	23, // 42: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	26, // 43: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
+	29, // 44: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -2473,7 +2561,7 @@ func file_tooldex_v1_discovery_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,

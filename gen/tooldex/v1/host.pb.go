@@ -386,8 +386,9 @@ type Content struct {
 	//	*Content_Json
 	//	*Content_Image
 	//	*Content_Resource
-	//	*Content_Audio
+	//	*Content_JsonText
 	//	*Content_ResourceLink
+	//	*Content_Audio
 	Kind isContent_Kind `protobuf_oneof:"kind"`
 	// Who the block is for and how much it matters (MCP's annotations).
 	Annotations *ContentAnnotations `protobuf:"bytes,7,opt,name=annotations,proto3" json:"annotations,omitempty"`
@@ -470,19 +471,28 @@ func (x *Content) GetResource() *Resource {
 	return nil
 }
 
-func (x *Content) GetAudio() *Blob {
+func (x *Content) GetJsonText() string {
 	if x != nil {
-		if x, ok := x.Kind.(*Content_Audio); ok {
-			return x.Audio
+		if x, ok := x.Kind.(*Content_JsonText); ok {
+			return x.JsonText
 		}
 	}
-	return nil
+	return ""
 }
 
 func (x *Content) GetResourceLink() *ResourceLink {
 	if x != nil {
 		if x, ok := x.Kind.(*Content_ResourceLink); ok {
 			return x.ResourceLink
+		}
+	}
+	return nil
+}
+
+func (x *Content) GetAudio() *Blob {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_Audio); ok {
+			return x.Audio
 		}
 	}
 	return nil
@@ -526,14 +536,21 @@ type Content_Resource struct {
 	Resource *Resource `protobuf:"bytes,4,opt,name=resource,proto3,oneof"`
 }
 
-type Content_Audio struct {
-	// Audio (MCP "audio").
-	Audio *Blob `protobuf:"bytes,5,opt,name=audio,proto3,oneof"`
+type Content_JsonText struct {
+	// A JSON value as compact JSON text: what ExecuteResponse carries
+	// instead of json when ExecuteRequest.result_view is RESULT_VIEW_JSON.
+	// Output only: hosts send json.
+	JsonText string `protobuf:"bytes,5,opt,name=json_text,json=jsonText,proto3,oneof"`
 }
 
 type Content_ResourceLink struct {
 	// A link to a resource the client may read (MCP "resource_link").
 	ResourceLink *ResourceLink `protobuf:"bytes,6,opt,name=resource_link,json=resourceLink,proto3,oneof"`
+}
+
+type Content_Audio struct {
+	// Audio (MCP "audio").
+	Audio *Blob `protobuf:"bytes,9,opt,name=audio,proto3,oneof"`
 }
 
 func (*Content_Text) isContent_Kind() {}
@@ -544,9 +561,11 @@ func (*Content_Image) isContent_Kind() {}
 
 func (*Content_Resource) isContent_Kind() {}
 
-func (*Content_Audio) isContent_Kind() {}
+func (*Content_JsonText) isContent_Kind() {}
 
 func (*Content_ResourceLink) isContent_Kind() {}
+
+func (*Content_Audio) isContent_Kind() {}
 
 // ContentAnnotations are MCP's annotations of a content block. A frontend
 // must not show the model a block whose audience leaves out "assistant".
@@ -1515,14 +1534,15 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x03(\v2\x13.tooldex.v1.ContentR\acontent\x12\x19\n" +
 	"\bis_error\x18\x03 \x01(\bR\aisError\x12F\n" +
 	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x18\n" +
-	"\arefused\x18\x05 \x01(\tR\arefused\"\x8d\x03\n" +
+	"\arefused\x18\x05 \x01(\tR\arefused\"\xac\x03\n" +
 	"\aContent\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12,\n" +
 	"\x04json\x18\x02 \x01(\v2\x16.google.protobuf.ValueH\x00R\x04json\x12(\n" +
 	"\x05image\x18\x03 \x01(\v2\x10.tooldex.v1.BlobH\x00R\x05image\x122\n" +
-	"\bresource\x18\x04 \x01(\v2\x14.tooldex.v1.ResourceH\x00R\bresource\x12(\n" +
-	"\x05audio\x18\x05 \x01(\v2\x10.tooldex.v1.BlobH\x00R\x05audio\x12?\n" +
-	"\rresource_link\x18\x06 \x01(\v2\x18.tooldex.v1.ResourceLinkH\x00R\fresourceLink\x12@\n" +
+	"\bresource\x18\x04 \x01(\v2\x14.tooldex.v1.ResourceH\x00R\bresource\x12\x1d\n" +
+	"\tjson_text\x18\x05 \x01(\tH\x00R\bjsonText\x12?\n" +
+	"\rresource_link\x18\x06 \x01(\v2\x18.tooldex.v1.ResourceLinkH\x00R\fresourceLink\x12(\n" +
+	"\x05audio\x18\t \x01(\v2\x10.tooldex.v1.BlobH\x00R\x05audio\x12@\n" +
 	"\vannotations\x18\a \x01(\v2\x1e.tooldex.v1.ContentAnnotationsR\vannotations\x12+\n" +
 	"\x04meta\x18\b \x01(\v2\x17.google.protobuf.StructR\x04metaB\x06\n" +
 	"\x04kind\"\x83\x01\n" +
@@ -1590,10 +1610,7 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\x05Drain\x12/\n" +
 	"\x05grace\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05grace2U\n" +
 	"\vHostService\x12F\n" +
-	"\aConnect\x12\x1a.tooldex.v1.ConnectRequest\x1a\x1b.tooldex.v1.ConnectResponse(\x010\x01B\x99\x01\n" +
-	"\x0ecom.tooldex.v1B\tHostProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
-	"Tooldex.V1\xca\x02\n" +
-	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
+	"\aConnect\x12\x1a.tooldex.v1.ConnectRequest\x1a\x1b.tooldex.v1.ConnectResponse(\x010\x01B5Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1b\x06proto3"
 
 var (
 	file_tooldex_v1_host_proto_rawDescOnce sync.Once
@@ -1648,8 +1665,8 @@ var file_tooldex_v1_host_proto_depIdxs = []int32{
 	20, // 9: tooldex.v1.Content.json:type_name -> google.protobuf.Value
 	6,  // 10: tooldex.v1.Content.image:type_name -> tooldex.v1.Blob
 	7,  // 11: tooldex.v1.Content.resource:type_name -> tooldex.v1.Resource
-	6,  // 12: tooldex.v1.Content.audio:type_name -> tooldex.v1.Blob
-	8,  // 13: tooldex.v1.Content.resource_link:type_name -> tooldex.v1.ResourceLink
+	8,  // 12: tooldex.v1.Content.resource_link:type_name -> tooldex.v1.ResourceLink
+	6,  // 13: tooldex.v1.Content.audio:type_name -> tooldex.v1.Blob
 	5,  // 14: tooldex.v1.Content.annotations:type_name -> tooldex.v1.ContentAnnotations
 	19, // 15: tooldex.v1.Content.meta:type_name -> google.protobuf.Struct
 	19, // 16: tooldex.v1.Resource.meta:type_name -> google.protobuf.Struct
@@ -1693,8 +1710,9 @@ func file_tooldex_v1_host_proto_init() {
 		(*Content_Json)(nil),
 		(*Content_Image)(nil),
 		(*Content_Resource)(nil),
-		(*Content_Audio)(nil),
+		(*Content_JsonText)(nil),
 		(*Content_ResourceLink)(nil),
+		(*Content_Audio)(nil),
 	}
 	file_tooldex_v1_host_proto_msgTypes[5].OneofWrappers = []any{}
 	file_tooldex_v1_host_proto_msgTypes[8].OneofWrappers = []any{}

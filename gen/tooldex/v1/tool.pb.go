@@ -646,10 +646,7 @@ const file_tooldex_v1_tool_proto_rawDesc = "" +
 	"\x1cREGISTER_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18REGISTER_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
 	"\x18REGISTER_OUTCOME_UPDATED\x10\x02\x12\x1e\n" +
-	"\x1aREGISTER_OUTCOME_UNCHANGED\x10\x03B\x99\x01\n" +
-	"\x0ecom.tooldex.v1B\tToolProtoP\x01Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1\xa2\x02\x03TXX\xaa\x02\n" +
-	"Tooldex.V1\xca\x02\n" +
-	"Tooldex\\V1\xe2\x02\x16Tooldex\\V1\\GPBMetadata\xea\x02\vTooldex::V1b\x06proto3"
+	"\x1aREGISTER_OUTCOME_UNCHANGED\x10\x03B5Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1b\x06proto3"
 
 var (
 	file_tooldex_v1_tool_proto_rawDescOnce sync.Once

@@ -1,4 +1,4 @@
-package manifest
+package sdkjudge_test
 
 // The official SDKs as judges: ToolsJSON must decode into each provider's
 // request types and survive a round trip through them with nothing lost.
@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/manifest"
 )
 
 // judgeCatalogs returns the tool sets the judges see: the test catalog and
@@ -26,7 +27,7 @@ func judgeCatalogs(t *testing.T) map[string][2][]*tooldexv1.Tool {
 	t.Helper()
 	core, deferred := catalog(t)
 	sets := map[string][2][]*tooldexv1.Tool{"test": {core, deferred}}
-	data, err := os.ReadFile("../demo/catalog.json")
+	data, err := os.ReadFile("../../demo/catalog.json")
 	if err != nil {
 		t.Logf("demo catalog not read: %v", err)
 		return sets
@@ -116,7 +117,7 @@ func wantTool(t *testing.T, what string, rendered map[string]any, name, descript
 func TestAnthropicSDKJudge(t *testing.T) {
 	for set, tools := range judgeCatalogs(t) {
 		for _, ref := range []bool{false, true} {
-			m, err := Build(tools[0], tools[1], Options{Provider: Anthropic, ToolReference: ref})
+			m, err := manifest.Build(tools[0], tools[1], manifest.Options{Provider: manifest.Anthropic, ToolReference: ref})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +151,7 @@ func TestAnthropicSDKJudge(t *testing.T) {
 }
 
 func TestAnthropicSDKJudgeSearchContent(t *testing.T) {
-	data, err := SearchContent(Anthropic, true, []string{"CronCreate", "mcp__github__create_issue"}, "Found 2 tools.")
+	data, err := manifest.SearchContent(manifest.Anthropic, true, []string{"CronCreate", "mcp__github__create_issue"}, "Found 2 tools.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +170,8 @@ func TestAnthropicSDKJudgeSearchContent(t *testing.T) {
 
 func TestOpenAISDKJudgeChat(t *testing.T) {
 	for set, tools := range judgeCatalogs(t) {
-		for _, o := range []Options{{Provider: OpenAI}, {Provider: OpenAI, Strict: true}, {Provider: Grok, Strict: true}} {
-			m, err := Build(tools[0], tools[1], o)
+		for _, o := range []manifest.Options{{Provider: manifest.OpenAI}, {Provider: manifest.OpenAI, Strict: true}, {Provider: manifest.Grok, Strict: true}} {
+			m, err := manifest.Build(tools[0], tools[1], o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,8 +210,8 @@ func TestOpenAISDKJudgeChat(t *testing.T) {
 func TestOpenAISDKJudgeResponses(t *testing.T) {
 	for set, tools := range judgeCatalogs(t) {
 		for _, strict := range []bool{false, true} {
-			o := Options{Provider: OpenAI, OpenAIAPI: "responses", Strict: strict}
-			m, err := Build(tools[0], tools[1], o)
+			o := manifest.Options{Provider: manifest.OpenAI, OpenAIAPI: "responses", Strict: strict}
+			m, err := manifest.Build(tools[0], tools[1], o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +250,7 @@ func TestOpenAISDKJudgeResponses(t *testing.T) {
 
 func TestGeminiSDKJudge(t *testing.T) {
 	for set, tools := range judgeCatalogs(t) {
-		m, err := Build(tools[0], tools[1], Options{Provider: Gemini})
+		m, err := manifest.Build(tools[0], tools[1], manifest.Options{Provider: manifest.Gemini})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +301,7 @@ func TestGeminiSDKJudge(t *testing.T) {
 	}
 }
 
-// checkGeminiSchema checks what Gemini's parameters field demands of every
+// checkGeminiSchema checks what manifest.Gemini's parameters field demands of every
 // node: a known type (or anyOf), properties only on OBJECT (and not empty
 // below the root), items on every ARRAY, string enums on STRING only, and
 // required naming existing properties.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	_ "google.golang.org/grpc/encoding/proto" // the codec rawCodec wraps
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -49,7 +48,8 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 	schema := schemaViewFlag(fs)
 	cpuprofile := fs.String("cpuprofile", "", "write the client's CPU profile of the whole run here")
 	slice := fs.Duration("interleave", 0, "alternate Search and the floor in slices this long until each has run --duration (0: one after the other); on a shared, noisy machine both then see the same conditions")
-	if err := fs.Parse(args[1:]); err != nil {
+	words, err := parseArgs(fs, args[1:])
+	if err != nil {
 		return err
 	}
 	view, err := parseSchemaView("bench", *schema)
@@ -59,13 +59,13 @@ func cmdBench(ctx context.Context, e env, args []string) error {
 	if *conc < 1 || *dur <= 0 || *slice < 0 {
 		return errors.New("bench: --concurrency and --duration must be positive, --interleave not negative")
 	}
-	queries := []string{strings.Join(fs.Args(), " ")}
+	queries := []string{strings.Join(words, " ")}
 	if queries[0] == "" {
 		queries = []string{"slack send message", "read a file", "create github issue", "schedule cron job", "time zone", "calculate expression"}
 	}
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := connect(&c)
 	if err != nil {
-		return fmt.Errorf("bench: connect %s: %w", c.addr, err)
+		return fmt.Errorf("bench: %w", err)
 	}
 	defer conn.Close()
 	search := tooldexv1.NewDiscoveryServiceClient(conn)

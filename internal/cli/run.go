@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,22 +6,27 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
-const usage = `usage: tooldex COMMAND [flags] [args]
+const usage = `usage: tooldex [--addr HOST:PORT] COMMAND [args] [flags]
+
+Flags may come before or after arguments; "--" ends them (tooldex search -- -x).
 
 commands:
   register FILE...        register tools from files (- reads stdin)
@@ -34,6 +39,7 @@ commands:
   eval                    evaluate ranking in-process on a dataset
   bench search [QUERY]    load a server with Search calls: latency percentiles and QPS, next to health checks
   bench memory            memory the service holds for --tools N dataset tools, in-process (no server)
+  soak                    mixed good and abusive traffic against a local server: answered, refused, lost (must be none)
   repl                    interactive console: tool hints as you type, /search, /discover, /exec (alias: chat)
 
 Run 'tooldex COMMAND -h' for a command's flags.`
@@ -62,12 +68,37 @@ type env struct {
 	stdout io.Writer
 }
 
+// Main runs the command line (args without the program's name) and returns
+// the exit status: 0 on success and for -h, 1 after printing an error on
+// one line to stderr.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := run(ctx, args, getenv, stdin, stdout)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "tooldex:", err)
+	return 1
+}
+
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	e := env{getenv: getenv, stdin: stdin, stdout: stdout}
+	// The common flags may come before the command (tooldex --addr H:P
+	// search ...): they are handed to the command with its own.
+	var lead []string
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") && !isHelp(args[0]) {
+		var c common
+		fs := newFlags("", e, &c)
+		fs.Usage = func() { fmt.Fprintln(e.stdout, usage) }
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		n := len(args) - len(fs.Args())
+		lead, args = args[:n:n], fs.Args()
+	}
 	if len(args) == 0 {
 		return errors.New(usage)
 	}
-	e := env{getenv: getenv, stdin: stdin, stdout: stdout}
-	cmd, args := args[0], args[1:]
+	cmd, args := args[0], slices.Concat(lead, args[1:])
 	switch cmd {
 	case "register":
 		return cmdRegister(ctx, e, args)
@@ -87,13 +118,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdEval(e, args)
 	case "bench":
 		return cmdBench(ctx, e, args)
+	case "soak":
+		return cmdSoak(ctx, e, args)
 	case "repl", "chat":
 		return cmdREPL(ctx, e, args)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// parseArgs parses fs's flags wherever they are among args (tooldex search
+// slack send --max 3) and returns the other arguments, in order. "--" ends
+// the flags: what follows it is an argument even when it starts with "-".
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 // newFlags returns a command's flag set with the common flags.
@@ -109,12 +165,42 @@ func newFlags(name string, e env, c *common) *flag.FlagSet {
 // dial connects to the server and returns a client and a context with the
 // command's deadline.
 func dial(ctx context.Context, c *common) (tooldexv1.DiscoveryServiceClient, context.Context, func(), error) {
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := connect(c)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("connect %s: %w", c.addr, err)
+		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	return tooldexv1.NewDiscoveryServiceClient(conn), ctx, func() { cancel(); conn.Close() }, nil
+}
+
+// connect opens the connection every command uses; dialOptions says how.
+func connect(c *common) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(c.addr, dialOptions(c)...)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", c.addr, err)
+	}
+	return conn, nil
+}
+
+// dialOptions are the options of every connection to the server: the one
+// place for transport credentials.
+func dialOptions(c *common) []grpc.DialOption {
+	return append(limit.DialOptions(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(notRunningHint(c.addr)),
+	)
+}
+
+// notRunningHint turns "connection refused" into a question a newcomer can
+// act on: is the server running at addr?
+func notRunningHint(addr string) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "connection refused") {
+			return status.Errorf(codes.Unavailable, "no server at %s: is the server running at %s? (start one with: go run ./cmd/server)", addr, addr)
+		}
+		return err
+	}
 }
 
 // rpcError renders a gRPC error as one line, field violations included.
@@ -147,14 +233,15 @@ func cmdRegister(ctx context.Context, e env, args []string) error {
 	var c common
 	fs := newFlags("register", e, &c)
 	validate := fs.Bool("validate-only", false, "check the tools, register nothing")
-	if err := fs.Parse(args); err != nil {
+	files, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return errors.New("register: name at least one file")
 	}
 	var tools []*tooldexv1.Tool
-	for _, path := range fs.Args() {
+	for _, path := range files {
 		var ts []*tooldexv1.Tool
 		var err error
 		if path == "-" {
@@ -197,14 +284,15 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 	max := fs.Int("max", 0, "maximum results (0: server default of 5)")
 	text := fs.Bool("text", false, "print the model-facing text instead of a table")
 	schema := schemaViewFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	words, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
 	view, err := parseSchemaView("search", *schema)
 	if err != nil {
 		return err
 	}
-	query := strings.Join(fs.Args(), " ")
+	query := strings.Join(words, " ")
 	client, ctx, done, err := dial(ctx, &c)
 	if err != nil {
 		return err
@@ -239,7 +327,8 @@ func cmdDiscover(ctx context.Context, e env, args []string) error {
 	fs := newFlags("discover", e, &c)
 	max := fs.Int("max", 0, "maximum results (0: server default of 5)")
 	schema := schemaViewFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	words, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
 	view, err := parseSchemaView("discover", *schema)
@@ -251,7 +340,7 @@ func cmdDiscover(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.Join(fs.Args(), " "), MaxResults: int32(*max), SchemaView: view})
+	resp, err := client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.Join(words, " "), MaxResults: int32(*max), SchemaView: view})
 	if err != nil {
 		return rpcError("discover", err)
 	}
@@ -319,10 +408,11 @@ func cmdList(ctx context.Context, e env, args []string) error {
 func cmdUnregister(ctx context.Context, e env, args []string) error {
 	var c common
 	fs := newFlags("unregister", e, &c)
-	if err := fs.Parse(args); err != nil {
+	names, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(names) == 0 {
 		return errors.New("unregister: name at least one tool")
 	}
 	client, ctx, done, err := dial(ctx, &c)
@@ -330,7 +420,7 @@ func cmdUnregister(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.UnregisterTools(ctx, &tooldexv1.UnregisterToolsRequest{Names: fs.Args()})
+	resp, err := client.UnregisterTools(ctx, &tooldexv1.UnregisterToolsRequest{Names: names})
 	if err != nil {
 		return rpcError("unregister", err)
 	}

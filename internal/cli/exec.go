@@ -1,14 +1,21 @@
-package main
+package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
@@ -20,16 +27,14 @@ func cmdExec(ctx context.Context, e env, args []string) error {
 	params := fs.String("params", "{}", "parameters as a JSON object, or @file to read them from a file (@- for stdin)")
 	caller := fs.String("caller", e.getenv("TOOLDEX_CALLER"), "caller identity for permission rules (env TOOLDEX_CALLER)")
 	approval := fs.String("approval", "", "approval token from an earlier 'approval required' answer")
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		// Allow the tool name before the flags: tooldex exec calculate --params '{...}'.
-		args = append(args[1:], args[0])
-	}
-	if err := fs.Parse(args); err != nil {
+	names, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(names) != 1 {
 		return errors.New("exec: name one tool: tooldex exec TOOL --params '{...}'")
 	}
+	name := names[0]
 	text := *params
 	if name, ok := strings.CutPrefix(text, "@"); ok {
 		var data []byte
@@ -52,7 +57,12 @@ func cmdExec(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: fs.Arg(0), ParamsJson: text, Caller: *caller, ApprovalToken: *approval, SessionId: "cli"})
+	resp, err := client.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: name, ParamsJson: text, Caller: *caller, ApprovalToken: *approval, SessionId: "cli"})
+	if status.Code(err) == codes.NotFound {
+		if s := suggest(ctx, client, name); len(s) > 0 {
+			return fmt.Errorf("%w; did you mean %s?", rpcError("exec", err), strings.Join(s, ", "))
+		}
+	}
 	if err != nil {
 		return rpcError("exec", err)
 	}
@@ -70,6 +80,13 @@ func cmdExec(ctx context.Context, e env, args []string) error {
 		case *tooldexv1.Content_Json:
 			b, _ := json.MarshalIndent(k.Json.AsInterface(), "", "  ")
 			fmt.Fprintln(e.stdout, string(b))
+		case *tooldexv1.Content_JsonText:
+			var b bytes.Buffer
+			if json.Indent(&b, []byte(k.JsonText), "", "  ") != nil {
+				b.Reset()
+				b.WriteString(k.JsonText)
+			}
+			fmt.Fprintln(e.stdout, b.String())
 		case *tooldexv1.Content_Image:
 			fmt.Fprintf(e.stdout, "[image %s, %d bytes]\n", k.Image.GetMimeType(), len(k.Image.GetData()))
 		case *tooldexv1.Content_Resource:
@@ -111,4 +128,77 @@ func cmdHosts(ctx context.Context, e env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "%d host(s)\n", len(resp.GetHosts()))
 	return err
+}
+
+// maxSuggestions is how many names "did you mean" offers.
+const maxSuggestions = 3
+
+// suggest returns registered names close to name, for a "did you mean"
+// after NOT_FOUND: the tools a search for it finds and those sharing its
+// first letters, closest spelling first; a name more than a third of its
+// length away from every one gets nothing. Errors give no suggestions.
+func suggest(ctx context.Context, client tooldexv1.DiscoveryServiceClient, name string) []string {
+	var cands []string
+	if resp, err := client.Search(ctx, &tooldexv1.SearchRequest{Query: name, MaxResults: 10, SchemaView: tooldexv1.SchemaView_SCHEMA_VIEW_NONE}); err == nil {
+		for _, r := range resp.GetResults() {
+			cands = append(cands, r.GetTool().GetName())
+		}
+	}
+	if prefix := []rune(name); len(prefix) >= 2 {
+		if resp, err := client.ListTools(ctx, &tooldexv1.ListToolsRequest{NamePrefix: string(prefix[:2])}); err == nil {
+			for _, t := range resp.GetTools() {
+				cands = append(cands, t.GetName())
+			}
+		}
+	}
+	return closest(name, cands, maxSuggestions)
+}
+
+// closest returns up to n distinct candidates within a third of name's
+// length (at least 2) in edits, case aside, nearest first, ties by name.
+func closest(name string, cands []string, n int) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	limit := max(2, utf8.RuneCountInString(name)/3)
+	seen := make(map[string]bool)
+	var out []scored
+	for _, c := range cands {
+		if seen[c] || c == name {
+			continue
+		}
+		seen[c] = true
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d <= limit {
+			out = append(out, scored{c, d})
+		}
+	}
+	slices.SortFunc(out, func(a, b scored) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.name, b.name)) })
+	names := make([]string, 0, min(n, len(out)))
+	for _, s := range out[:min(n, len(out))] {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

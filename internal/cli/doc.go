@@ -1,0 +1,22 @@
+// Package cli is tooldex, the command-line client of a tooldex server:
+// cmd/tooldex (go install github.com/tooldex/tooldex/cmd/tooldex@latest)
+// and cmd/client are its mains.
+//
+//	tooldex register FILE...      register tools (MCP tools/list, OpenAI or Anthropic tools arrays, tooldex JSON/JSONL; - for stdin)
+//	tooldex search QUERY...       run a ToolSearch query (select:, discover:, mcp__ prefixes, +required, keywords)
+//	tooldex discover TASK...      rank tools for a task, with schemas
+//	tooldex list                  list registered tools
+//	tooldex unregister NAME...    remove tools
+//	tooldex exec TOOL --params JSON   run a tool on a connected host (--params @file)
+//	tooldex hosts                 list connected tool hosts
+//	tooldex repl                  interactive console: hint bar from Prefetch, /search, /discover, /exec
+//	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
+//	tooldex bench search [QUERY...]       Search latency percentiles and QPS against a server, next to health checks
+//	tooldex bench memory [--tools N]      resident memory and heap of the service for N replicated dataset tools (in-process)
+//
+// Every server command takes --addr (env TOOLDEX_ADDR, default
+// localhost:50051), --json (protojson output for scripts) and --timeout;
+// these may also come before the command. Flags may follow arguments
+// (tooldex search slack send --max 3); "--" ends them. Errors print one line
+// and exit 1; -h prints the flags and exits 0.
+package cli

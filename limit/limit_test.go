@@ -1,0 +1,160 @@
+package limit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestKeyedRate(t *testing.T) {
+	k := NewKeyed(KeyedConfig{Rate: 10, Burst: 5, MaxInFlight: -1})
+	now := time.Unix(1000, 0)
+	admitted := 0
+	var lerr *LimitError
+	for range 20 {
+		release, err := k.Acquire("alice", now)
+		if err != nil {
+			if !errors.As(err, &lerr) || !errors.Is(err, ErrRate) || !errors.Is(err, ErrLimited) {
+				t.Fatalf("err = %v, want a *LimitError matching ErrRate", err)
+			}
+			continue
+		}
+		admitted++
+		release()
+	}
+	if admitted != 5 {
+		t.Errorf("admitted %d at once, want the burst 5", admitted)
+	}
+	if lerr.RetryAfter <= 0 || lerr.RetryAfter > 100*time.Millisecond {
+		t.Errorf("RetryAfter = %v, want (0, 100ms] at 10/s", lerr.RetryAfter)
+	}
+	// Another key has its own budget.
+	if _, err := k.Acquire("bob", now); err != nil {
+		t.Errorf("bob: %v", err)
+	}
+	// A second later alice has 5 again (burst), not 10.
+	now = now.Add(time.Second)
+	admitted = 0
+	for range 20 {
+		if release, err := k.Acquire("alice", now); err == nil {
+			admitted++
+			release()
+		}
+	}
+	if admitted != 5 {
+		t.Errorf("after 1s: admitted %d, want 5", admitted)
+	}
+}
+
+func TestKeyedInFlight(t *testing.T) {
+	k := NewKeyed(KeyedConfig{Rate: -1, MaxInFlight: 3})
+	now := time.Now()
+	var releases []func()
+	for range 3 {
+		r, err := k.Acquire("a", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	if _, err := k.Acquire("a", now); !errors.Is(err, ErrInFlight) {
+		t.Fatalf("4th in flight: %v, want ErrInFlight", err)
+	}
+	releases[0]()
+	releases[0]() // twice: counts once
+	if _, err := k.Acquire("a", now); err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	if _, err := k.Acquire("a", now); !errors.Is(err, ErrInFlight) {
+		t.Fatalf("double release freed two: %v", err)
+	}
+}
+
+// TestKeyedBoundedKeys: a client inventing keys cannot grow the set past
+// MaxKeys, and a key with requests in flight is never forgotten (it would
+// shed its concurrency limit).
+func TestKeyedBoundedKeys(t *testing.T) {
+	k := NewKeyed(KeyedConfig{MaxKeys: 100, MaxInFlight: 1})
+	now := time.Now()
+	held, err := k.Acquire("held", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		r, err := k.Acquire(fmt.Sprint("k", i), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r()
+	}
+	if n := k.Len(); n > 100 {
+		t.Errorf("%d keys remembered, want at most 100", n)
+	}
+	if _, err := k.Acquire("held", now); !errors.Is(err, ErrInFlight) {
+		t.Errorf("held key forgotten: %v", err)
+	}
+	held()
+}
+
+func TestLogsBounded(t *testing.T) {
+	var buf bytes.Buffer
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&buf), zapcore.InfoLevel))
+	l := NewLogs(log, 10, time.Minute)
+	now := time.Unix(0, 0)
+	l.now = func() time.Time { return now }
+	for range 100000 {
+		l.Warn("peer-1", "result dropped", zap.String("call", "x"))
+	}
+	l.Warn("peer-2", "result dropped")
+	if n := strings.Count(buf.String(), "\n"); n != 11 {
+		t.Errorf("%d lines for 100,001 warnings, want 11", n)
+	}
+	now = now.Add(time.Minute)
+	l.Warn("peer-1", "result dropped")
+	if !strings.Contains(buf.String(), `"repeats_dropped":99990`) {
+		t.Errorf("the next line does not count the dropped: %s", buf.String()[strings.LastIndex(buf.String()[:buf.Len()-1], "\n")+1:])
+	}
+	// Keys are bounded too.
+	for i := range 100000 {
+		l.Warn(fmt.Sprint("peer-", i), "m")
+	}
+	if len(l.slots) > defaultLogKeys+2 {
+		t.Errorf("%d log slots, want at most %d", len(l.slots), defaultLogKeys+2)
+	}
+}
+
+func TestCheckParams(t *testing.T) {
+	big := strings.Repeat("x", MaxParamsBytes)
+	st, _ := structpb.NewStruct(map[string]any{"a": big})
+	tests := []struct {
+		name  string
+		st    *structpb.Struct
+		js    string
+		field string
+	}{
+		{"small", &structpb.Struct{}, `{}`, ""},
+		{"json too long", nil, big + "x", "params_json"},
+		{"struct too large", st, "", "params"},
+		{"decoded json too large", st, `{"a":"…"}`, "params_json"},
+	}
+	for _, tt := range tests {
+		err := CheckParams(tt.st, tt.js)
+		var se *SizeError
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.field != "" && (!errors.As(err, &se) || se.Field != tt.field || !errors.Is(err, ErrTooLarge)):
+			t.Errorf("%s: err = %v, want a SizeError on %s", tt.name, err, tt.field)
+		}
+	}
+}
