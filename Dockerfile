@@ -16,5 +16,13 @@ COPY --from=build /out/tooldex-server /usr/local/bin/tooldex-server
 COPY --from=build /out/tooldex /usr/local/bin/tooldex
 USER nonroot:nonroot
 EXPOSE 50051
+# Secure by default: on 0.0.0.0 the server refuses to start without a
+# credential source. Mount credentials read-only and name them, e.g.
+#   docker run -v "$PWD/secrets:/etc/tooldex:ro" \
+#     -e TOOLDEX_AUTH_TOKENS=/etc/tooldex/tokens.json \
+#     -e TOOLDEX_TLS_CERT=/etc/tooldex/server.pem -e TOOLDEX_TLS_KEY=/etc/tooldex/server-key.pem ...
+# (or TOOLDEX_OIDC_ISSUER with TOOLDEX_OIDC_AUDIENCE, TOOLDEX_CLIENT_CA for
+# hosts' certificates; TOOLDEX_INSECURE_ANONYMOUS=true only for a throwaway
+# trial). See the README's "Authentication".
 ENV TOOLDEX_ADDR=0.0.0.0:50051
 ENTRYPOINT ["/usr/local/bin/tooldex-server"]

@@ -4,6 +4,9 @@ go 1.26.7
 
 require (
 	github.com/blevesearch/segment v0.9.1
+	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/go-jose/go-jose/v4 v4.1.4
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/google/go-cmp v0.7.0
 	github.com/kljensen/snowball v0.10.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -64,5 +67,5 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.49.0
 )

@@ -24,16 +24,16 @@ import (
 // official TypeScript SDK.
 const mcpTestdata = "../testdata/mcp"
 
-// proc is a command of the test, stopped with SIGINT at the end.
-type proc struct {
+// mcpProc is a command of the test, stopped with SIGINT at the end.
+type mcpProc struct {
 	cmd  *exec.Cmd
 	logs *lockedBuffer
 	done chan struct{}
 }
 
-func startProc(t *testing.T, bin string, args ...string) *proc {
+func startMCPProc(t *testing.T, bin string, args ...string) *mcpProc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), logs: &lockedBuffer{}, done: make(chan struct{})}
+	p := &mcpProc{cmd: exec.Command(bin, args...), logs: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func startProc(t *testing.T, bin string, args ...string) *proc {
 }
 
 // waitLog waits for re in p's logs and returns its first group.
-func (p *proc) waitLog(t *testing.T, re *regexp.Regexp) string {
+func (p *mcpProc) waitLog(t *testing.T, re *regexp.Regexp) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -199,7 +199,7 @@ func TestTypeScriptClientThroughFacade(t *testing.T) {
 	bin := binaries(t)
 	srv := launch(t, "--core-tools", "mcp__*")
 	c := srv.conn(t)
-	startProc(t, filepath.Join(bin, "tooldex-mcpbridge"), "--addr", srv.addr, "--config", cfg)
+	startMCPProc(t, filepath.Join(bin, "tooldex-mcpbridge"), "--addr", srv.addr, "--config", cfg)
 	// Every tool must be registered before the façade starts: it lists the
 	// core tools once. server-everything registers its capability-gated
 	// tools after initialization.
@@ -207,7 +207,7 @@ func TestTypeScriptClientThroughFacade(t *testing.T) {
 		"mcp__everything__trigger-elicitation-request", "mcp__everything__trigger-url-elicitation",
 		"mcp__everything__simulate-research-query", "mcp__everything__echo", "mcp__memory__read_graph",
 		"mcp__filesystem__list_allowed_directories", "mcp__content__all_content")
-	facade := startProc(t, filepath.Join(bin, "tooldex-mcpserver"), "--addr", srv.addr, "--http", "127.0.0.1:0", "--pass-through")
+	facade := startMCPProc(t, filepath.Join(bin, "tooldex-mcpserver"), "--addr", srv.addr, "--http", "127.0.0.1:0", "--pass-through")
 	url := facade.waitLog(t, regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)\s`))
 
 	plan := filepath.Join(dir, "plan.json")

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapio"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/toolhost"
 )
@@ -39,6 +40,9 @@ const (
 type Options struct {
 	// Addr is the tooldex server's address.
 	Addr string
+	// Auth is the hosts' credentials to the tooldex server (a token with the
+	// host scope and patterns covering mcp__<server>__*, TLS settings).
+	Auth auth.ClientConfig
 	// Logger receives the bridge's logs (and stdio servers' stderr); nil
 	// means zap.NewNop().
 	Logger *zap.Logger
@@ -110,6 +114,7 @@ func New(cfg *Config, opts Options) (*Bridge, error) {
 			progress: make(map[string]*toolhost.Call),
 			host: toolhost.New(toolhost.Config{
 				Addr:       opts.Addr,
+				Auth:       opts.Auth,
 				HostID:     "mcp:" + name,
 				Slots:      opts.Slots,
 				Logger:     log,

@@ -29,4 +29,11 @@
 // backoff and jitter; the new session's tools are listed again. When Run's
 // context is done every MCP session is closed (stdio servers get their
 // stdin closed, then SIGTERM, then SIGKILL) and the hosts drain and stop.
+//
+// # Credentials
+//
+// Options.Auth (an auth.ClientConfig) is every host's credentials to the
+// tooldex server: on a server with authentication, a token (or client
+// certificate) whose principal has the host scope and host patterns that
+// cover mcp__<server>__*, and TLS settings.
 package mcpbridge

@@ -18,22 +18,22 @@ import (
 	"github.com/tooldex/tooldex/mcpfacade"
 )
 
-// recordingClient records the requests the façade makes.
-type recordingClient struct {
+// callRecorder records the requests the façade makes.
+type callRecorder struct {
 	tooldexv1.DiscoveryServiceClient
 	mu       sync.Mutex
 	searches []*tooldexv1.SearchRequest
 	executes []*tooldexv1.ExecuteRequest
 }
 
-func (c *recordingClient) Search(_ context.Context, req *tooldexv1.SearchRequest, _ ...grpc.CallOption) (*tooldexv1.SearchResponse, error) {
+func (c *callRecorder) Search(_ context.Context, req *tooldexv1.SearchRequest, _ ...grpc.CallOption) (*tooldexv1.SearchResponse, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.searches = append(c.searches, req)
 	return &tooldexv1.SearchResponse{Text: "ok"}, nil
 }
 
-func (c *recordingClient) Execute(_ context.Context, req *tooldexv1.ExecuteRequest, _ ...grpc.CallOption) (*tooldexv1.ExecuteResponse, error) {
+func (c *callRecorder) Execute(_ context.Context, req *tooldexv1.ExecuteRequest, _ ...grpc.CallOption) (*tooldexv1.ExecuteResponse, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.executes = append(c.executes, req)
@@ -69,7 +69,7 @@ func TestEntryToolInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
-			c := &recordingClient{}
+			c := &callRecorder{}
 			cs := connectInMemory(t, mcpfacade.New(c, mcpfacade.Options{}), nil)
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tt.tool, Arguments: json.RawMessage(tt.args)})
 			if err != nil {
@@ -98,7 +98,7 @@ func TestEntryToolInputs(t *testing.T) {
 // TestExecuteToolSendsParamsAsJSON: params travel as JSON text, so 64-bit
 // integers reach the host exactly.
 func TestExecuteToolSendsParamsAsJSON(t *testing.T) {
-	c := &recordingClient{}
+	c := &callRecorder{}
 	cs := connectInMemory(t, mcpfacade.New(c, mcpfacade.Options{}), nil)
 	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ExecuteTool",
 		Arguments: json.RawMessage(`{"tool_name": " t ", "params": {"id": 9007199254740993}}`)})
@@ -113,7 +113,7 @@ func TestExecuteToolSendsParamsAsJSON(t *testing.T) {
 // TestEntryToolSchemasAreTheManifests: the façade's entry tools have the
 // very schemas and descriptions every provider manifest has.
 func TestEntryToolSchemasAreTheManifests(t *testing.T) {
-	cs := connectInMemory(t, mcpfacade.New(&recordingClient{}, mcpfacade.Options{}), nil)
+	cs := connectInMemory(t, mcpfacade.New(&callRecorder{}, mcpfacade.Options{}), nil)
 	listed := map[string]*mcp.Tool{}
 	for tl, err := range cs.Tools(t.Context(), nil) {
 		if err != nil {

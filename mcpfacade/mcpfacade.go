@@ -10,6 +10,29 @@
 // model: when the MCP client supports elicitation the user is asked there,
 // otherwise the result is an error saying the user must approve, and the
 // approval token never reaches the model.
+//
+// # Authorization
+//
+// Over HTTP (HTTPHandler) the façade is an OAuth 2.0 resource server as the
+// MCP authorization spec asks: it validates bearer tokens with an
+// auth.Authenticator built from the same configuration as the tooldex
+// server (tokens file, OIDC issuer or JWKS URL and audience), answers 401
+// with WWW-Authenticate: Bearer resource_metadata="..." without a valid
+// one, serves its protected-resource metadata (RFC 9728) naming the OIDC
+// issuer as authorization server, and refuses browser origins other than
+// loopback and allowed ones (403).
+//
+// It calls tooldex with the user's own token: each Search, Discover and
+// Execute made for an MCP request carries that request's bearer token, which
+// the tooldex server verifies again (cached, so at the cost of a hash). The
+// façade and the server are one resource with one audience, so this is not
+// the token passthrough the spec forbids (a token for another resource sent
+// on): the server sees the user as its principal, so the user's tenant,
+// scopes and permission rules apply, and the façade holds no credential of
+// its own that could act for anyone else (acting through an act-as
+// principal would make every user as strong as the façade if it were
+// confused). The façade's own credentials (auth.ClientConfig) serve stdio
+// and unauthenticated loopback use.
 package mcpfacade
 
 import (
@@ -183,6 +206,7 @@ const (
 )
 
 func (f *facade) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = forwardToken(ctx, req)
 	a, problem := args(req.Params.Arguments)
 	if problem != "" {
 		return inputError(manifest.ToolSearchName, problem, searchExpected), nil
@@ -247,6 +271,7 @@ func (f *facade) execute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 // call runs Execute for tool name with its parameters as JSON text (so
 // 64-bit integers stay exact) and maps the answer to an MCP result.
 func (f *facade) call(ctx context.Context, req *mcp.CallToolRequest, name, paramsJSON string) (*mcp.CallToolResult, error) {
+	ctx = forwardToken(ctx, req)
 	ereq := &tooldexv1.ExecuteRequest{ToolName: name, ParamsJson: paramsJSON, Caller: f.opts.Caller}
 	if req != nil && req.Session != nil {
 		ereq.SessionId = req.Session.ID()

@@ -9,6 +9,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -463,11 +464,20 @@ type ParamsError struct {
 }
 
 func (e *ParamsError) Error() string {
-	msg := fmt.Sprintf("params do not match the tool's input schema (%d violations)", e.Total)
-	if len(e.Violations) > 0 {
-		msg += ": " + e.Violations[0].Path + ": " + e.Violations[0].Description
+	var b strings.Builder
+	fmt.Fprintf(&b, "params do not match the tool's input schema (%d violations)", e.Total)
+	for i, v := range e.Violations {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(v.Path + ": " + v.Description)
 	}
-	return msg
+	if n := e.Total - len(e.Violations); n > 0 {
+		fmt.Fprintf(&b, "; and %d more", n)
+	}
+	return b.String()
 }
 
 // Validate validates decoded parameters against c, within the work

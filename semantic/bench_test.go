@@ -32,18 +32,19 @@ func randomStore(b *testing.B, n, dim int) (*Store, Query) {
 			b.Fatal(err)
 		}
 	}
-	q := Query{v: make([]int8, dim)}
-	quantize(q.v, vec())
-	return s, q
+	v := make([]int8, dim)
+	quantize(v, vec())
+	return s, newQuery(v)
 }
 
 // BenchmarkNearest is the dense half of a fused search: the 100 nearest of
 // every tool's vector (384 dimensions, as all-MiniLM-L6-v2 and
 // bge-small-en give).
 func BenchmarkNearest(b *testing.B) {
-	for _, n := range []int{1000, 10000, 100000} {
-		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			s, q := randomStore(b, n, 384)
+	for _, c := range []struct{ n, dim int }{{1000, 384}, {10000, 384}, {100000, 384}, {10000, 256}, {100000, 256}, {10000, 512}} {
+		n, dim := c.n, c.dim
+		b.Run(fmt.Sprintf("tools=%d/dim=%d", n, dim), func(b *testing.B) {
+			s, q := randomStore(b, n, dim)
 			b.ReportAllocs()
 			for b.Loop() {
 				if hits := s.Nearest(q, 100, nil); len(hits) != 100 {

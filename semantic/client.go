@@ -1,13 +1,15 @@
-// Package semantic adds optional dense retrieval to tooldex. Tool and query
-// texts are embedded by a model server the operator runs, through the
-// OpenAI embeddings API (which OpenAI, Ollama, vLLM, llama.cpp's server,
-// LM Studio and Hugging Face's text-embeddings-inference all serve); a Store
-// keeps one quantised vector per tool, embeds new and changed tools in the
-// background, and answers nearest-neighbour queries; Fuse merges its hits
-// with the lexical ranking.
+// Package semantic adds dense retrieval to tooldex. Tool and query texts
+// are embedded by one of the models tooldex carries (Local: the static
+// model of package static, the default, or the sentence encoder of
+// package uselite) or by a model server the operator runs, through the
+// OpenAI embeddings API (Client; OpenAI, Ollama, vLLM, llama.cpp's server,
+// LM Studio and Hugging Face's text-embeddings-inference all serve it); a
+// Store keeps one quantised vector per tool, embeds new and changed tools
+// in the background, and answers nearest-neighbour queries; Fuse merges its
+// hits with the lexical ranking.
 //
-// Nothing here is needed to run tooldex: without an embedder the ranking is
-// lexical, and when the embedder is slow or down a search falls back to it.
+// With ModeOff the ranking is lexical, and when an embedder is slow or
+// down a search falls back to it.
 package semantic
 
 import (

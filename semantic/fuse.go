@@ -74,8 +74,9 @@ func Fuse(c []Scored, ratio float64) {
 }
 
 // Rank merges the lexical candidates (best first) with the depth tools
-// nearest to q that allow accepts, fuses their scores (see Fuse) and
-// returns the best n.
+// nearest to q that allow accepts (those with a similarity of at least
+// StoreConfig.MinSimilarity), fuses their scores (see Fuse) and returns
+// the best n.
 func (s *Store) Rank(q Query, lexical []Scored, ratio float64, depth, n int, allow func(name string) bool) []Scored {
 	c := make([]Scored, 0, len(lexical)+depth)
 	c = append(c, lexical...)
@@ -86,6 +87,9 @@ func (s *Store) Rank(q Query, lexical []Scored, ratio float64, depth, n int, all
 	for _, h := range s.Nearest(q, depth, allow) {
 		if i, ok := at[h.Name]; ok {
 			c[i].Dense, c[i].HasDense = h.Score, true
+			continue
+		}
+		if h.Score < s.minSim {
 			continue
 		}
 		at[h.Name] = len(c)

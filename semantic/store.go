@@ -32,6 +32,10 @@ type StoreConfig struct {
 	RetryMin, RetryMax time.Duration
 	// QueryCache is how many query vectors are kept (default 1,024).
 	QueryCache int
+	// MinSimilarity is the lowest cosine similarity at which a tool the
+	// lexical ranking did not find joins a fused ranking (Rank); 0 lets
+	// any nearest tool in (see MinSimilarity for the embedded models).
+	MinSimilarity float64
 }
 
 // Hit is a tool and its cosine similarity to a query.
@@ -60,6 +64,7 @@ type Store struct {
 	seed   maphash.Seed
 	wake   chan struct{}
 	qcache *queryCache
+	minSim float64
 
 	mu       sync.RWMutex
 	dim      int
@@ -82,6 +87,7 @@ func NewStore(cfg StoreConfig) *Store {
 		retry:   [2]time.Duration{cfg.RetryMin, cfg.RetryMax},
 		seed:    maphash.MakeSeed(),
 		wake:    make(chan struct{}, 1),
+		minSim:  cfg.MinSimilarity,
 		slots:   make(map[string]int),
 		pending: make(map[string]string),
 	}
@@ -301,13 +307,22 @@ func quantize(dst []int8, v []float32) {
 
 // Query is a query's vector, ready for Nearest and Similarity.
 type Query struct {
-	v []int8
+	v   []int8
+	v16 []int16 // v widened, for dots
+}
+
+func newQuery(v []int8) Query {
+	w := make([]int16, len(v))
+	for i, x := range v {
+		w[i] = int16(x)
+	}
+	return Query{v: v, v16: w}
 }
 
 // Embed embeds a query text, or takes it from the cache of recent queries.
 func (s *Store) Embed(ctx context.Context, text string) (Query, error) {
 	if v, ok := s.qcache.get(text); ok {
-		return Query{v: v}, nil
+		return newQuery(v), nil
 	}
 	vecs, err := s.emb.Embed(ctx, []string{text})
 	if err != nil {
@@ -319,7 +334,7 @@ func (s *Store) Embed(ctx context.Context, text string) (Query, error) {
 	v := make([]int8, len(vecs[0]))
 	quantize(v, vecs[0])
 	s.qcache.put(text, v)
-	return Query{v: v}, nil
+	return newQuery(v), nil
 }
 
 // Nearest returns the k tools most similar to q that allow accepts (all
@@ -332,11 +347,20 @@ func (s *Store) Nearest(q Query, k int, allow func(name string) bool) []Hit {
 		return nil
 	}
 	h := make(hitHeap, 0, k+1)
+	// Every slot's dot product first, in one pass over the vectors (SIMD
+	// where the CPU has it), then the selection.
+	sp := dotPool.Get().(*[]int32)
+	defer dotPool.Put(sp)
+	if cap(*sp) < len(s.names) {
+		*sp = make([]int32, len(s.names))
+	}
+	sums := (*sp)[:len(s.names)]
+	dots(q.v16, s.vecs, s.dim, sums)
 	for slot, name := range s.names {
 		if name == "" {
 			continue
 		}
-		score := dot(q.v, s.vecs[slot*s.dim:(slot+1)*s.dim])
+		score := float64(sums[slot]) / (127 * 127)
 		if len(h) == k && !better(score, name, h[0]) {
 			continue
 		}
@@ -371,6 +395,8 @@ func (s *Store) Similarity(q Query, names []string) (scores []float64, ok []bool
 	}
 	return scores, ok
 }
+
+var dotPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // dot is the cosine of two quantised unit vectors.
 func dot(a, b []int8) float64 {

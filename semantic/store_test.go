@@ -338,3 +338,40 @@ func TestStoreSkipsRefusedText(t *testing.T) {
 	s.Put("tool7x", "write file")
 	settle(t, s, 21)
 }
+
+// TestRankMinSimilarity: a tool the lexical ranking did not find joins
+// only when its similarity reaches the floor; a lexical candidate keeps
+// its place whatever its similarity.
+func TestRankMinSimilarity(t *testing.T) {
+	tests := []struct {
+		name  string
+		floor float64
+		want  []string
+	}{
+		{"no floor", 0, []string{"send_email", "read_file", "write_file"}},
+		{"floor above the weak match", 0.99, []string{"send_email", "read_file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewStore(StoreConfig{Embedder: &wordEmbedder{}, MinSimilarity: tt.floor})
+			runStore(t, s)
+			tools := map[string]string{"read_file": "read file", "write_file": "write file", "send_email": "send email"}
+			for n, text := range tools {
+				s.Put(n, text)
+			}
+			settle(t, s, len(tools))
+			q, err := s.Embed(context.Background(), "read file")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lex := []Scored{{Name: "send_email", Lexical: 1}}
+			var got []string
+			for _, c := range s.Rank(q, lex, 0.0001, 10, 10, nil) {
+				got = append(got, c.Name)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Rank = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/lograte"
 	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
 )
@@ -50,13 +51,13 @@ type HostServer struct {
 	s *Server
 	// logs limits repeated warnings per host session: a host sending
 	// 100,000 bogus results wrote 21.6 MB of log.
-	logs *limit.Logs
+	logs *lograte.Logs
 }
 
 var _ tooldexv1.HostServiceServer = (*HostServer)(nil)
 
 // Hosts returns the HostService of s.
-func (s *Server) Hosts() *HostServer { return &HostServer{s: s, logs: limit.NewLogs(s.log, 0, 0)} }
+func (s *Server) Hosts() *HostServer { return &HostServer{s: s, logs: lograte.NewLogs(s.log, 0, 0)} }
 
 // Connect runs one host session. Frames are read by one goroutine and sent
 // by another (grpc-go allows one of each); the handler returns when the

@@ -18,13 +18,23 @@ import (
 // Config.SemanticRatio is not set. Measured with a sentence embedder
 // (Universal Sentence Encoder) on six tool-retrieval datasets, 0.2 gained
 // up to 7.6 NDCG@10 points and lost at most 0.1, where 0.5 lost up to 6.9
-// on long multi-tool tasks (docs/BENCHMARKS.md).
+// on long multi-tool tasks (docs/BENCHMARKS.md). The server and eval pass
+// their mode's share (semantic.DefaultRatio) instead.
 const DefaultSemanticRatio = 0.2
+
+// FuseCandidates is how many lexical hits (at least the number asked
+// for) a fused ranking reorders.
+const FuseCandidates = 20
 
 // Semantic ranking defaults (see Config).
 const (
 	defaultSemanticTimeout = 250 * time.Millisecond
-	// semanticDepth is how many dense candidates join the lexical ones.
+	// semanticDepth is how many dense candidates join the lexical ones
+	// when the lexical ranking found fewer than FuseCandidates tools.
+	// When it found that many, dense retrieval only reorders them: that
+	// saves a scan of every vector (memory-bound: about 1 ms per 10k tools
+	// at 256 dimensions) and, measured on six datasets, costs nothing
+	// (docs/BENCHMARKS.md).
 	semanticDepth = 100
 	// semanticWarnEvery spaces the warnings of a failing embedder.
 	semanticWarnEvery = 10 * time.Second
@@ -78,7 +88,7 @@ func (s *Server) rank(ctx context.Context, tenant string, q index.Query, opt ind
 		}
 		return ix.Run(q, opt)
 	}
-	opt.Max = index.MaxResults
+	opt.Max = max(n, FuseCandidates)
 	res := ix.Run(q, opt)
 	// The store holds every tenant's tools, each under its tenant's key:
 	// dense candidates are only those the tenant sees.
@@ -101,11 +111,11 @@ func (s *Server) rank(ctx context.Context, tenant string, q index.Query, opt ind
 func denseKey(tenant, name string) string { return tenant + "\x00" + name }
 
 // FuseDense is the ranking of a query with dense retrieval: res is the
-// lexical result (run with Max index.MaxResults) and qv the query's
-// vector. Its ranked hits and the 100 tools nearest to qv that allow
-// accepts (all when nil) are fused (semantic.Fuse); exact hits stay
-// first, and when the query required "+term" words dense retrieval only
-// reorders the lexical hits. It returns the best n. The store's keys are
+// lexical result (run with Max max(n, FuseCandidates)) and qv the query's
+// vector. Its ranked hits and, when they are fewer than that, the 100
+// tools nearest to qv that allow accepts (all when nil) are fused
+// (semantic.Fuse); exact hits stay first, and when the query required
+// "+term" words dense retrieval only reorders the lexical hits. It returns the best n. The store's keys are
 // the tools' names.
 func FuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio float64, n int, allow func(string) bool) []index.Hit {
 	return fuseDense(st, qv, res, ratio, n, allow, func(name string) string { return name })
@@ -125,7 +135,7 @@ func fuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio fl
 		byKey[k] = h
 	}
 	depth := semanticDepth
-	if res.Required {
+	if res.Required || len(res.Hits) >= max(n, FuseCandidates) {
 		depth = 0
 	}
 	fused := st.Rank(qv, lex, ratio, depth, n, allow)

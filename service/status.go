@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -36,17 +37,15 @@ func statusOf(log *zap.Logger, err error) error {
 	var ce *catalog.ConflictError
 	var le *catalog.LimitError
 	var pe *catalog.PermissionError
-	var ms *auth.MissingScopeError
 	var se *limit.SizeError
 	var cnt *limit.CountError
 	var deep *limit.DepthError
 	var rl *limit.LimitError
 	var spe *schema.ParamsError
+	if st := authStatus(err); st != nil {
+		return st
+	}
 	switch {
-	case errors.Is(err, auth.ErrUnauthenticated):
-		return status.Error(codes.Unauthenticated, err.Error())
-	case errors.As(err, &ms):
-		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.As(err, &ce):
 		return withViolations(codes.AlreadyExists, "conflict: "+ce.Error(), ce.Violations)
 	case errors.As(err, &ve):
@@ -100,6 +99,46 @@ func limited(le *limit.LimitError) error {
 		st = d
 	}
 	return st.Err()
+}
+
+// errMultipleAuthorization: a call with more than one authorization value.
+var errMultipleAuthorization = fmt.Errorf("%w: more than one authorization metadata value", auth.ErrUnauthenticated)
+
+// errUnknownMethod: a method the authorization table does not list.
+type errUnknownMethod struct{ method string }
+
+func (e errUnknownMethod) Error() string {
+	return "method " + e.method + " is not open to any principal"
+}
+
+// AuthStatus turns an auth error (auth.ErrUnauthenticated, a
+// *auth.MissingScopeError) into its status: UNAUTHENTICATED, or
+// PERMISSION_DENIED naming the scope. Other errors become INTERNAL; use it
+// where no *Server is at hand (the auth interceptors).
+func AuthStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if st := authStatus(err); st != nil {
+		return st
+	}
+	return status.Error(codes.Internal, "internal error")
+}
+
+// authStatus is AuthStatus's mapping, nil for an error it does not know.
+// err may name the request field at fault (caller: ...).
+func authStatus(err error) error {
+	var mse *auth.MissingScopeError
+	var um errUnknownMethod
+	switch {
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.As(err, &mse):
+		return status.Error(codes.PermissionDenied, "permission denied: "+err.Error())
+	case errors.As(err, &um):
+		return status.Error(codes.PermissionDenied, "permission denied: "+um.Error())
+	}
+	return nil
 }
 
 func badRequest(msg string, vs []Violation) error {

@@ -21,6 +21,19 @@
 // current tools. Tools may be added (Handle) and removed (Remove) while Run
 // runs; a connected host tells the server with a ToolsUpdate.
 //
+// # Credentials
+//
+// A server with authentication wants a token with the host scope, whose
+// host patterns cover the tools the host serves, or a client certificate
+// for mutual TLS: set Config.Auth (an auth.ClientConfig: Token or
+// TokenFile, CAFile, CertFile and KeyFile, ServerName, TLS), for example
+// from the environment:
+//
+//	h := toolhost.New(toolhost.Config{Addr: addr, HostID: "fs-worker-1",
+//		Auth: auth.ClientConfigFromEnv(os.Getenv)}) // TOOLDEX_TOKEN, TOOLDEX_CA, ...
+//
+// Without TLS a token is sent only to a loopback address.
+//
 // # Handlers
 //
 // A Handler returns a Result (see Text, JSON and Errorf) or an error. A

@@ -12,11 +12,10 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/limit"
 )
 
 // Defaults for the zero values of Config.
@@ -53,10 +52,13 @@ type Config struct {
 	Version string
 	// Slots is how many calls the host runs at once; 0 means DefaultSlots.
 	Slots int
-	// DialOptions are added to the client connection's options. Transport
-	// credentials default to insecure; pass grpc.WithTransportCredentials to
-	// use others. Messages of up to limit.MaxMessageBytes are sent and
-	// received unless these options say otherwise.
+	// Auth is the host's credentials: TLS settings and a bearer token (see
+	// auth.ClientConfig; auth.ClientConfigFromEnv reads them from TOOLDEX_*
+	// variables). The zero value is plaintext without a token. Messages of
+	// up to limit.MaxMessageBytes are sent and received, as the server does.
+	Auth auth.ClientConfig
+	// DialOptions are added to the client connection's options, after
+	// those of Auth, which they override.
 	DialOptions []grpc.DialOption
 	// Logger receives the host's logs; nil means zap.NewNop().
 	Logger *zap.Logger
@@ -269,11 +271,11 @@ func (h *Host) Run(ctx context.Context) error {
 		h.mu.Unlock()
 	}()
 
-	// Messages of up to limit.MaxMessageBytes, as the server sends: a host
-	// that could receive less had its stream cut by one large call.
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, limit.DialOptions()...)
-	opts = append(opts, h.cfg.DialOptions...)
-	conn, err := grpc.NewClient(h.cfg.Addr, opts...)
+	opts, err := h.cfg.Auth.DialOptions()
+	if err != nil {
+		return fmt.Errorf("toolhost: credentials: %w", err)
+	}
+	conn, err := grpc.NewClient(h.cfg.Addr, append(opts, h.cfg.DialOptions...)...)
 	if err != nil {
 		return fmt.Errorf("toolhost: connecting to %q: %w", h.cfg.Addr, err)
 	}

@@ -5,7 +5,12 @@
 //
 //	mcpbridge --config mcp.json --addr localhost:50051
 //
-// --addr defaults to $TOOLDEX_ADDR, then localhost:50051.
+// --addr defaults to $TOOLDEX_ADDR, then localhost:50051. Credentials to
+// the server: --token, --token-file, --tls, --tls-ca, --tls-cert, --tls-key,
+// --tls-server-name (defaults from TOOLDEX_TOKEN, TOOLDEX_TOKEN_FILE,
+// TOOLDEX_TLS, TOOLDEX_CA, TOOLDEX_CERT, TOOLDEX_KEY, TOOLDEX_TLS_SERVER_NAME;
+// see package auth); the principal needs the host scope and host patterns
+// covering mcp__<server>__*.
 package main
 
 import (

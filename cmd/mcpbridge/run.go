@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/mcpbridge"
 )
 
@@ -23,6 +24,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	sampling := fs.Bool("sampling", false, "declare the sampling capability to every MCP server, so it offers its sampling tools (their requests are refused: tooldex cannot forward them to the frontend)")
 	elicitation := fs.Bool("elicitation", false, "declare the elicitation capability to every MCP server (its requests are refused, as with --sampling)")
+	var creds auth.ClientConfig
+	creds.RegisterFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Logger: log, Slots: *slots, Sampling: *sampling, Elicitation: *elicitation})
+	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Auth: creds, Logger: log, Slots: *slots, Sampling: *sampling, Elicitation: *elicitation})
 	if err != nil {
 		return err
 	}

@@ -15,17 +15,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/mcpfacade"
 )
-
-// mcpPath is the streamable HTTP endpoint's path, the one MCP clients are
-// configured with (http://host:port/mcp).
-const mcpPath = "/mcp"
 
 // config is the command's configuration after flags and environment.
 type config struct {
@@ -34,6 +30,11 @@ type config struct {
 	caller      string
 	passThrough bool
 	logLevel    string
+
+	creds          auth.ClientConfig // to the tooldex server
+	httpAuth       auth.ServerFlags  // of the --http listener
+	resource       string
+	allowedOrigins []string
 }
 
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
@@ -45,6 +46,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.caller, "caller", "", "caller identity sent to tooldex, matched by its permission rules (env TOOLDEX_CALLER)")
 	fs.BoolVar(&c.passThrough, "pass-through", false, "also expose the core tools of the manifest as MCP tools (env TOOLDEX_PASS_THROUGH)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env TOOLDEX_LOG_LEVEL)")
+	c.creds.RegisterFlags(fs, getenv)
+	c.httpAuth.RegisterFlags(fs, "http-")
+	fs.StringVar(&c.resource, "resource-url", "", "public URL of the --http endpoint, its OAuth resource identifier (default http(s)://<--http address>/)")
+	origins := fs.String("allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) allowed besides loopback ones")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -53,6 +58,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if _, err := flagenv.Apply(fs, getenv, nil); err != nil {
 		return nil, err
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.allowedOrigins = append(c.allowedOrigins, o)
+		}
 	}
 	return c, nil
 }
@@ -73,7 +83,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	conn, err := grpc.NewClient(c.addr, append(limit.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	dialOpts, err := c.creds.DialOptions()
+	if err != nil {
+		return fmt.Errorf("tooldex client: %w", err)
+	}
+	conn, err := grpc.NewClient(c.addr, dialOpts...)
 	if err != nil {
 		return fmt.Errorf("tooldex client: %w", err)
 	}
@@ -90,20 +104,67 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	}
 
+	tlsConf, err := c.httpAuth.TLSConfig()
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", c.http)
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	// A request body takes what a gRPC message behind it may (the SDK's
-	// default is 4 MiB, a quarter of it).
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: limit.MaxMessageBytes})
-	// MCP at /mcp only: any other path is 404, not a second endpoint.
-	mux := http.NewServeMux()
-	mux.Handle(mcpPath, handler)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	authn, warn, err := c.httpAuth.Authenticator(ctx, lis.Addr())
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	if warn != "" {
+		log.Warn(warn)
+	}
+	if !authn.Anonymous() && !c.creds.UsesTLS() && !c.creds.Insecure {
+		if host, _, err := net.SplitHostPort(c.addr); err != nil || !auth.IsLoopbackHost(host) {
+			lis.Close()
+			return fmt.Errorf("users' bearer tokens would be forwarded over plaintext to %s: give --tls-ca (or --tls), or --insecure-token behind a trusted TLS-terminating proxy", c.addr)
+		}
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	resource := c.resource
+	if resource == "" {
+		resource = scheme + "://" + lis.Addr().String() + "/"
+	}
+	var issuers []string
+	if c.httpAuth.Issuer != "" {
+		issuers = []string{c.httpAuth.Issuer}
+	}
+	handler := mcpfacade.HTTPHandler(server, mcpfacade.HTTPOptions{
+		Auth: authn, Resource: resource, AuthorizationServers: issuers, AllowedOrigins: c.allowedOrigins,
+		// A request body takes what a gRPC message behind it may (the
+		// SDK's default is 4 MiB, a quarter of it).
+		Options: &mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: limit.MaxMessageBytes},
+	})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConf}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(lis) }()
-	log.Info("serving MCP over streamable HTTP", "url", "http://"+lis.Addr().String()+mcpPath, "port", strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), "tooldex", c.addr)
+	go func() {
+		if tlsConf != nil {
+			serveErr <- srv.ServeTLS(lis, "", "")
+			return
+		}
+		serveErr <- srv.Serve(lis)
+	}()
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		authn.Watch(watchCtx, func(err error) {
+			if err != nil {
+				log.Error("tokens file not reloaded; the previous one stays in force", "error", err)
+			}
+		})
+	}()
+	defer func() { stopWatch(); <-watched }()
+	log.Info("serving MCP over streamable HTTP", "url", scheme+"://"+lis.Addr().String()+mcpfacade.MCPPath, "port", strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), "tooldex", c.addr)
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http: %w", err)

@@ -21,10 +21,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/demo"
 	"github.com/tooldex/tooldex/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
@@ -67,11 +69,14 @@ type config struct {
 
 	limits service.LimitsConfig
 
+	semantic        semantic.Mode
 	embedderURL     string
 	embedderModel   string
 	embedderKeyEnv  string
 	semanticRatio   float64
 	semanticTimeout time.Duration
+
+	auth auth.ServerFlags
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -109,10 +114,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
 	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", limit.MaxMessageBytes, "largest gRPC message accepted or sent (hosts, the bridge, the façade and the CLI take at most 16 MiB; a larger call to a host fails alone)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "how long in-flight calls may finish at shutdown")
-	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama): fuses dense retrieval into Search and Discover ranking (empty: lexical only)")
+	mode := fs.String("semantic", "", "dense retrieval fused into Search and Discover ranking: off, static (the embedded distilled model), full (the embedded sentence encoder) or external (--embedder-url) (default: "+string(semantic.DefaultMode)+", or external with --embedder-url)")
+	fs.StringVar(&c.embedderURL, "embedder-url", "", "OpenAI-compatible embeddings API base (http://localhost:11434/v1 for Ollama), for --semantic=external")
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
-	fs.Float64Var(&c.semanticRatio, "semantic-ratio", service.DefaultSemanticRatio, "dense share of the fused ranking score, in (0, 1]")
+	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0, "dense share of the fused ranking score, in (0, 1] (default: the mode's, 0.1 static, 0.25 full, 0.2 external)")
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
 	fs.Float64Var(&c.limits.Calls.Rate, "limit-rate", limit.DefaultRate, "each client's RPCs per second (a client: its principal, else its IP address; negative: no limit)")
 	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
@@ -120,6 +126,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.IntVar(&c.limits.Streams.MaxInFlight, "limit-streams", service.DefaultStreamLimits.MaxInFlight, "each client's open streams (host sessions) (negative: no limit)")
 	fs.BoolVar(&c.limits.Loopback, "limit-loopback", false, "also limit unauthenticated clients on this machine (loopback), who all share one address")
 	fs.IntVar(&c.limits.Calls.MaxKeys, "limit-clients", limit.DefaultMaxKeys, "clients whose limits are remembered; the least recently seen idle one is forgotten first")
+	c.auth.RegisterFlags(fs, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -146,8 +153,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if c.wKeyword < 0 || c.wTFIDF < 0 || c.wKeyword+c.wTFIDF == 0 {
 		return nil, fmt.Errorf("weights must be non-negative and not both zero (keyword %v, tfidf %v)", c.wKeyword, c.wTFIDF)
 	}
-	if c.embedderURL != "" && c.embedderModel == "" {
-		return nil, errors.New("--embedder-model is required with --embedder-url")
+	if c.semantic, err = parseSemantic(*mode, c.embedderURL, c.embedderModel); err != nil {
+		return nil, err
+	}
+	if !set["semantic-ratio"] {
+		c.semanticRatio = semantic.DefaultRatio(c.semantic)
 	}
 	if !(c.semanticRatio > 0 && c.semanticRatio <= 1) {
 		return nil, fmt.Errorf("--semantic-ratio must be in (0, 1], not %v", c.semanticRatio)
@@ -216,14 +226,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if c.metricsAddr != "" {
 		metrics = service.NewMetrics()
 	}
-	var store *semantic.Store
-	if c.embedderURL != "" {
-		client, err := semantic.NewClient(semantic.ClientConfig{URL: c.embedderURL, Model: c.embedderModel, APIKey: getenv(c.embedderKeyEnv)})
-		if err != nil {
-			return fmt.Errorf("--embedder-url: %w", err)
-		}
-		store = semantic.NewStore(semantic.StoreConfig{Embedder: client, Log: log.Named("semantic")})
-		log.Info("dense retrieval on", zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel), zap.Float64("ratio", c.semanticRatio))
+	store, err := newSemanticStore(c, getenv, log)
+	if err != nil {
+		return err
 	}
 	svc := service.New(service.Config{
 		Policy:          policy,
@@ -242,22 +247,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 
+	tlsConf, err := c.auth.TLSConfig()
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	// Per-client limits first (after authentication), so a refused request
-	// costs nothing more; metrics, outermost, count it. Metrics interceptors
-	// only when metrics are on: each costs a call frame and a clock read
-	// per RPC.
+	authn, warn, err := c.auth.Authenticator(ctx, lis.Addr())
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	if warn != "" {
+		log.Warn(warn)
+	}
+	// Outermost first: metrics (only when on: each costs a call frame and
+	// a clock read per RPC) count every call; the log records each call's
+	// code, refused ones too, and recovers panics of everything inside it;
+	// authentication puts the principal in the context; the per-client
+	// limits, keyed by that principal, refuse before any work is done.
 	limits := service.NewLimits(c.limits, log)
-	unary := []grpc.UnaryServerInterceptor{limits.UnaryInterceptor(), service.UnaryInterceptor(log)}
-	stream := []grpc.StreamServerInterceptor{limits.StreamInterceptor(), service.StreamRecoverInterceptor(log)}
+	unary := []grpc.UnaryServerInterceptor{service.UnaryInterceptor(log), service.AuthUnary(authn), limits.UnaryInterceptor()}
+	stream := []grpc.StreamServerInterceptor{service.StreamRecoverInterceptor(log), service.AuthStream(authn), limits.StreamInterceptor()}
 	if metrics != nil {
 		unary = append([]grpc.UnaryServerInterceptor{metrics.UnaryInterceptor()}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{metrics.StreamInterceptor()}, stream...)
 	}
-	gs := grpc.NewServer(append(service.CodecOptions(),
+	serverOpts := service.CodecOptions()
+	if tlsConf != nil {
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(tlsConf)))
+	}
+	gs := grpc.NewServer(append(serverOpts,
 		grpc.MaxRecvMsgSize(c.maxMsgBytes),
 		grpc.MaxSendMsgSize(c.maxMsgBytes),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -278,6 +300,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	regCtx, stopReg := context.WithCancel(context.Background())
 	defer stopReg()
 	wg.Go(func() { _ = svc.Run(regCtx) })
+	wg.Go(func() {
+		authn.Watch(regCtx, func(err error) {
+			if err != nil {
+				log.Error("tokens file not reloaded; the previous one stays in force", zap.Error(err))
+				return
+			}
+			log.Info("tokens file reloaded", zap.String("file", c.auth.TokensFile), zap.Int("entries", authn.Tokens().Len()))
+		})
+	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	var metricsSrv, pprofSrv *http.Server
@@ -299,9 +330,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return fmt.Errorf("metrics listen: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		wg.Go(func() { _ = metricsSrv.Serve(mlis) })
+		mux.Handle("/metrics", requireScope(authn, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}), auth.ScopeMetrics, auth.ScopeAdmin))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConf}
+		wg.Go(func() { _ = serveHTTP(metricsSrv, mlis) })
 		log.Info("metrics", zap.String("addr", mlis.Addr().String()))
 	}
 	if c.pprofAddr != "" {
@@ -316,14 +347,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		pprofSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		wg.Go(func() { _ = pprofSrv.Serve(plis) })
+		pprofSrv = &http.Server{Handler: requireScope(authn, mux, auth.ScopeAdmin), ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConf}
+		wg.Go(func() { _ = serveHTTP(pprofSrv, plis) })
 		log.Info("pprof", zap.String("addr", plis.Addr().String()))
 	}
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	defer stopHost()
 	if c.demoHost {
-		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost")})
+		dialOpts, credErr := demoHostCredentials(authn, tlsConf)
+		if credErr != nil {
+			return fmt.Errorf("demo host: %w", credErr)
+		}
+		host := toolhost.New(toolhost.Config{Addr: lis.Addr().String(), HostID: "demo", Version: "tooldex-demo", Logger: log.Named("demohost"), DialOptions: dialOpts})
 		if err := demohost.Register(host, c.filesDir); err != nil {
 			abort()
 			return fmt.Errorf("demo host: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
 )
 
@@ -116,9 +117,18 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 			name: "embedder from env",
 			env:  map[string]string{"TOOLDEX_EMBEDDER_URL": "http://127.0.0.1:11434/v1", "TOOLDEX_EMBEDDER_MODEL": "nomic-embed-text"},
 			check: func(c *config) string {
-				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == service.DefaultSemanticRatio, "embedder settings", c)
+				return want(c.embedderURL == "http://127.0.0.1:11434/v1" && c.embedderModel == "nomic-embed-text" && c.semanticRatio == semantic.DefaultRatio(semantic.ModeExternal) && c.semantic == semantic.ModeExternal, "embedder settings", c)
 			},
 		},
+		{name: "embedded model by default", check: func(c *config) string {
+			return want(c.semantic == semantic.DefaultMode && c.semanticRatio == semantic.DefaultRatio(semantic.DefaultMode), "the default mode and its ratio", c)
+		}},
+		{name: "ratio given", args: []string{"--semantic", "full", "--semantic-ratio", "0.5"}, check: func(c *config) string { return want(c.semanticRatio == 0.5, "ratio 0.5", c) }},
+		{name: "semantic off", args: []string{"--semantic", "off"}, check: func(c *config) string { return want(c.semantic == semantic.ModeOff, "off", c) }},
+		{name: "semantic full from env", env: map[string]string{"TOOLDEX_SEMANTIC": "full"}, check: func(c *config) string { return want(c.semantic == semantic.ModeFull, "full", c) }},
+		{name: "bad semantic mode", args: []string{"--semantic", "dense"}, wantErr: "--semantic"},
+		{name: "external without URL", args: []string{"--semantic", "external"}, wantErr: "--embedder-url"},
+		{name: "URL with an embedded model", args: []string{"--semantic", "static", "--embedder-url", "http://h/v1", "--embedder-model", "m"}, wantErr: "--semantic=external"},
 		{name: "embedder without model", args: []string{"--embedder-url", "http://h/v1"}, wantErr: "--embedder-model"},
 		{name: "bad semantic ratio", args: []string{"--semantic-ratio", "1.5"}, wantErr: "--semantic-ratio"},
 		{name: "bad semantic timeout", args: []string{"--semantic-timeout", "0s"}, wantErr: "--semantic-timeout"},

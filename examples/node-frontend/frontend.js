@@ -11,10 +11,16 @@
 //
 // Usage: node frontend.js [host:port]   (default $TOOLDEX_ADDR, then
 // localhost:50051). Exits 0 on success, 1 with a one-line error otherwise.
+// Credentials, as every tooldex client reads them: TOOLDEX_TOKEN (or
+// TOOLDEX_TOKEN_FILE) is sent as "authorization: Bearer <token>" metadata;
+// TOOLDEX_CA (a PEM file), or TOOLDEX_TLS=1 for the system roots, turns TLS
+// on, with TOOLDEX_CERT and TOOLDEX_KEY as a client certificate and
+// TOOLDEX_TLS_SERVER_NAME overriding the name verified.
 // GetManifest and Prefetch may be UNIMPLEMENTED on older servers: that is
 // printed as "unimplemented" and the loop goes on.
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -87,11 +93,34 @@ function fromStruct(s) {
   return out;
 }
 
+// credentials returns the channel credentials, the channel options and the
+// metadata sent with every call, from the TOOLDEX_* variables (see the top).
+function credentials(env) {
+  const read = (f) => fs.readFileSync(f);
+  let token = env.TOOLDEX_TOKEN || '';
+  if (!token && env.TOOLDEX_TOKEN_FILE) token = read(env.TOOLDEX_TOKEN_FILE).toString().trim();
+  const metadata = new grpc.Metadata();
+  if (token) metadata.set('authorization', `Bearer ${token}`);
+  const tls = env.TOOLDEX_CA || env.TOOLDEX_CERT || env.TOOLDEX_TLS_SERVER_NAME || /^(1|true)$/i.test(env.TOOLDEX_TLS || '');
+  const options = {};
+  if (env.TOOLDEX_TLS_SERVER_NAME) options['grpc.ssl_target_name_override'] = env.TOOLDEX_TLS_SERVER_NAME;
+  const channel = tls
+    ? grpc.credentials.createSsl(
+        env.TOOLDEX_CA ? read(env.TOOLDEX_CA) : null,
+        env.TOOLDEX_KEY ? read(env.TOOLDEX_KEY) : null,
+        env.TOOLDEX_CERT ? read(env.TOOLDEX_CERT) : null)
+    : grpc.credentials.createInsecure();
+  return { channel, options, metadata };
+}
+
+// METADATA is sent with every call (the bearer token, if any).
+let METADATA = new grpc.Metadata();
+
 // call promisifies one unary RPC with a deadline.
 function call(client, method, request) {
   return new Promise((resolve, reject) => {
     const deadline = new Date(Date.now() + CALL_TIMEOUT_MS);
-    client[method](request, { deadline }, (err, resp) => {
+    client[method](request, METADATA, { deadline }, (err, resp) => {
       if (err) {
         err.rpc = method;
         reject(err);
@@ -195,7 +224,9 @@ async function execute(client, [name, params]) {
 async function main() {
   const addr = process.argv[2] || process.env.TOOLDEX_ADDR || 'localhost:50051';
   const DiscoveryService = loadService();
-  const client = new DiscoveryService(addr, grpc.credentials.createInsecure());
+  const creds = credentials(process.env);
+  METADATA = creds.metadata;
+  const client = new DiscoveryService(addr, creds.channel, creds.options);
   try {
     console.log(`connect: ${addr}`);
     await manifest(client);

@@ -22,6 +22,7 @@ import (
 	"github.com/tooldex/tooldex/eval"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
 )
 
@@ -40,6 +41,7 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	dir := fs.String("datasets", "../shared/datasets", "directory of <dataset>/tools.jsonl files")
 	memprofile := fs.String("memprofile", "", "write a heap profile here after registering")
 	writeCatalog := fs.String("write-catalog", "", "only write the N tools to this JSONL file (for the server's --catalog) and exit")
+	semMode := fs.String("semantic", "off", "dense retrieval of the service: off, static or full (an embedded model): with one, every tool's vector is computed (the time is reported) before memory is measured")
 	jsonView := fs.Bool("json-view", false, "then select every tool once with schema_view JSON and measure again: what the schema JSON kept per tool adds when every tool has been asked for")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -74,7 +76,31 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	var beforeReg runtime.MemStats
 	runtime.ReadMemStats(&beforeReg)
 	start := time.Now()
-	svc := service.New(service.Config{})
+	mode, err := semantic.ParseMode(*semMode)
+	if err != nil || mode == semantic.ModeExternal {
+		return fmt.Errorf("bench memory: --semantic %q: want off, static or full", *semMode)
+	}
+	var store *semantic.Store
+	if mode != semantic.ModeOff {
+		emb, _, err := semantic.Local(mode)
+		if err != nil {
+			return err
+		}
+		store = semantic.NewStore(semantic.StoreConfig{Embedder: emb, Batch: 256})
+	}
+	svc := service.New(service.Config{Semantic: store})
+	runCtx, stopRun := context.WithCancel(ctx)
+	runDone := make(chan error, 1)
+	go func() { runDone <- svc.Run(runCtx) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			stopRun()
+			<-runDone
+		}
+	}
+	defer stop()
 	jsonBytes := 0
 	for lo := 0; lo < *n; lo += catalog.MaxBatch {
 		batch := make([]*tooldexv1.Tool, 0, catalog.MaxBatch)
@@ -88,6 +114,13 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 		}
 	}
 	took := time.Since(start)
+	if store != nil {
+		for store.Stats().Pending > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		st := store.Stats()
+		fmt.Fprintf(e.stdout, "%d tool vectors of %d dimensions (%s) %v after registering\n", st.Embedded, st.Dimensions, mode, time.Since(start).Round(time.Millisecond))
+	}
 	rss1, heap1 := memNow()
 	var afterReg runtime.MemStats
 	runtime.ReadMemStats(&afterReg)
@@ -137,6 +170,8 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 		rssView, heapView = memNow()
 	}
 	runtime.KeepAlive(svc)
+	stop()
+	store = nil
 	svc = nil //nolint:ineffassign,wastedassign // dropped before the next measurement
 
 	// The index alone, for its share.

@@ -15,8 +15,12 @@
 //	tooldex bench memory [--tools N]      resident memory and heap of the service for N replicated dataset tools (in-process)
 //
 // Every server command takes --addr (env TOOLDEX_ADDR, default
-// localhost:50051), --json (protojson output for scripts) and --timeout;
-// these may also come before the command. Flags may follow arguments
+// localhost:50051), --json (protojson output for scripts) and --timeout,
+// and the credential flags --token, --token-file (env TOOLDEX_TOKEN,
+// TOOLDEX_TOKEN_FILE), --tls, --tls-ca, --tls-cert, --tls-key,
+// --tls-server-name (env TOOLDEX_TLS, TOOLDEX_CA, TOOLDEX_CERT, TOOLDEX_KEY,
+// TOOLDEX_TLS_SERVER_NAME) and --insecure-token (see package auth); these
+// may also come before the command. Flags may follow arguments
 // (tooldex search slack send --max 3); "--" ends them. Errors print one line
 // and exit 1; -h prints the flags and exits 0.
 package cli

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tooldex/tooldex/eval"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/semantic"
 )
 
 // cmdEval loads a dataset into an in-process index and prints retrieval
@@ -71,13 +72,15 @@ func cmdEval(e env, args []string) error {
 	for _, m := range modes {
 		rankers = append(rankers, namedRanker{m.key, ranker{ix: ix, mode: m.mode}})
 	}
-	if sem.url != "" {
-		sr, stop, err := sem.ranker(ix, ds.Tools)
+	if mode, err := sem.resolve(); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	} else if mode != semantic.ModeOff {
+		srs, stop, err := sem.rankers(mode, ix, ds.Tools)
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 		defer stop()
-		rankers = append(rankers, namedRanker{"semantic", sr})
+		rankers = append(rankers, srs...)
 	}
 	out := make(map[string]any)
 	var order []string

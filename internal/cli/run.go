@@ -14,13 +14,12 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/toolfile"
 )
 
@@ -49,6 +48,7 @@ type common struct {
 	addr    string
 	json    bool
 	timeout time.Duration
+	creds   auth.ClientConfig // --token, --token-file, --tls-* (env TOOLDEX_TOKEN, TOOLDEX_CA, ...)
 }
 
 func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -59,6 +59,7 @@ func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.addr, "addr", addr, "server address (env TOOLDEX_ADDR)")
 	fs.BoolVar(&c.json, "json", false, "print the response as JSON")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline for the call")
+	c.creds.RegisterFlags(fs, getenv)
 }
 
 // env carries what commands need from the process.
@@ -175,7 +176,11 @@ func dial(ctx context.Context, c *common) (tooldexv1.DiscoveryServiceClient, con
 
 // connect opens the connection every command uses; dialOptions says how.
 func connect(c *common) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(c.addr, dialOptions(c)...)
+	opts, err := dialOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(c.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", c.addr, err)
 	}
@@ -183,12 +188,13 @@ func connect(c *common) (*grpc.ClientConn, error) {
 }
 
 // dialOptions are the options of every connection to the server: the one
-// place for transport credentials.
-func dialOptions(c *common) []grpc.DialOption {
-	return append(limit.DialOptions(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(notRunningHint(c.addr)),
-	)
+// place for transport credentials (TLS and the bearer token of c.creds).
+func dialOptions(c *common) ([]grpc.DialOption, error) {
+	opts, err := c.creds.DialOptions()
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, grpc.WithChainUnaryInterceptor(notRunningHint(c.addr))), nil
 }
 
 // notRunningHint turns "connection refused" into a question a newcomer can

@@ -1,4 +1,6 @@
-package limit
+// Package lograte limits repeated log lines, per peer and message: the one
+// helper for every place that logs what a remote party can make it log.
+package lograte
 
 import (
 	"sync"

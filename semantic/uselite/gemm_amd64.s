@@ -1,0 +1,126 @@
+#include "textflag.h"
+
+// func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+// dst[r][0:16] = Σ_i x[r][i]·w[i][0:16] for r < 4, w in fp16 (F16C);
+// strides in elements, k > 0.
+TEXT ·gemm4x16h(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R9
+	MOVQ w+32(FP), DX
+	MOVQ ldw+40(FP), R10
+	MOVQ k+48(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $1, R10
+	LEAQ (SI)(R9*1), R11
+	LEAQ (R11)(R9*1), R12
+	LEAQ (R12)(R9*1), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+looph:
+	VCVTPH2PS    (DX), Y8
+	VCVTPH2PS    16(DX), Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R11), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R13), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $4, SI
+	ADDQ         $4, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         R10, DX
+	DECQ         CX
+	JNZ          looph
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    R8, DI
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ    R8, DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ    R8, DI
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	VZEROUPPER
+	RET
+
+// func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+// gemm4x16h for 32 columns, with AVX-512.
+TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R9
+	MOVQ w+32(FP), DX
+	MOVQ ldw+40(FP), R10
+	MOVQ k+48(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $1, R10
+	LEAQ (SI)(R9*1), R11
+	LEAQ (R11)(R9*1), R12
+	LEAQ (R12)(R9*1), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loopz:
+	VCVTPH2PS    (DX), Z8
+	VCVTPH2PS    32(DX), Z9
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (R11), Z11
+	VFMADD231PS  Z8, Z11, Z2
+	VFMADD231PS  Z9, Z11, Z3
+	VBROADCASTSS (R12), Z12
+	VFMADD231PS  Z8, Z12, Z4
+	VFMADD231PS  Z9, Z12, Z5
+	VBROADCASTSS (R13), Z13
+	VFMADD231PS  Z8, Z13, Z6
+	VFMADD231PS  Z9, Z13, Z7
+	ADDQ         $4, SI
+	ADDQ         $4, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         R10, DX
+	DECQ         CX
+	JNZ          loopz
+
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z6, (DI)
+	VMOVUPS Z7, 64(DI)
+	VZEROUPPER
+	RET

@@ -1,0 +1,43 @@
+package uselite
+
+// strip is the width of the column strips a matrix is packed in: W's
+// columns s·strip ... (s+1)·strip are stored contiguously, row after row,
+// so that the kernel reads them in order (every matrix of the model has a
+// multiple of 16 columns).
+const strip = 16
+
+// pack lays w (in×out, row-major) out in strips of width columns.
+func pack(w []float32, in, out, width int) []float32 {
+	p := make([]float32, len(w))
+	for s := 0; s < out/width; s++ {
+		base := s * in * width
+		for k := range in {
+			copy(p[base+k*width:base+(k+1)*width], w[k*out+s*width:k*out+(s+1)*width])
+		}
+	}
+	return p
+}
+
+// matmulGo sets dst (n×out) to x (n×in) · w, w packed in strips: the
+// portable version of the kernel, four rows of x per pass over a strip.
+func matmulGo(dst, x, p []float32, n, in, out int) {
+	for s := 0; s < out/strip; s++ {
+		ws := p[s*in*strip : (s+1)*in*strip]
+		for r := 0; r < n; r += 4 {
+			rows := min(4, n-r)
+			var acc [4][strip]float32
+			for k := range in {
+				w := (*[strip]float32)(ws[k*strip : (k+1)*strip])
+				for i := range rows {
+					a := x[(r+i)*in+k]
+					for c := range strip {
+						acc[i][c] += a * w[c]
+					}
+				}
+			}
+			for i := range rows {
+				copy(dst[(r+i)*out+s*strip:(r+i)*out+(s+1)*strip], acc[i][:])
+			}
+		}
+	}
+}
