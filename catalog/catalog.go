@@ -36,9 +36,10 @@ type Config struct {
 	// Now tells the time of holds; nil means time.Now.
 	Now func() time.Time
 	// Changed, when set, is called after every change to a tenant's own
-	// tools, with the catalog's lock held: e is the new entry, nil when
-	// the tool left. It must not call the Catalog.
-	Changed func(tenant, name string, e *Entry)
+	// tools, with the catalog's lock held: e is the new entry (doc what
+	// the index holds of it), nil when the tool left. It must not call the
+	// Catalog.
+	Changed func(tenant, name string, e *Entry, doc index.Doc)
 }
 
 // Catalog is the tool definitions of every tenant. Create it with New.
@@ -49,6 +50,7 @@ type Catalog struct {
 	// with its index update.
 	mu      sync.RWMutex
 	tenants map[string]*tenant
+	shared  *tenant // tenants[auth.SharedTenant]
 }
 
 // tenant is one tenant's tools and what it sees.
@@ -80,7 +82,7 @@ func New(cfg Config) *Catalog {
 		cfg.Now = time.Now
 	}
 	c := &Catalog{cfg: cfg, tenants: make(map[string]*tenant)}
-	c.tenantLocked(auth.SharedTenant)
+	c.shared = c.tenantLocked(auth.SharedTenant)
 	c.viewLocked(c.tenantLocked(auth.DefaultTenant))
 	return c
 }
@@ -103,9 +105,6 @@ func (c *Catalog) tenantLocked(name string) *tenant {
 	return t
 }
 
-// shared returns the shared tenant.
-func (c *Catalog) shared() *tenant { return c.tenants[auth.SharedTenant] }
-
 // viewLocked makes t's index when it has none. The caller holds c.mu for
 // writing.
 func (c *Catalog) viewLocked(t *tenant) *index.Index {
@@ -114,12 +113,12 @@ func (c *Catalog) viewLocked(t *tenant) *index.Index {
 	}
 	ix := index.New(c.cfg.Index)
 	for _, e := range t.tools {
-		put(ix, e)
+		put(ix, e, c.docLocked(e))
 	}
 	if t.name != auth.SharedTenant {
-		for name, e := range c.shared().tools {
+		for name, e := range c.shared.tools {
 			if t.tools[name] == nil {
-				put(ix, e)
+				put(ix, e, c.docLocked(e))
 			}
 		}
 	}
@@ -127,13 +126,26 @@ func (c *Catalog) viewLocked(t *tenant) *index.Index {
 	return ix
 }
 
-// put indexes e, or unindexes its name when it is excluded.
-func put(ix *index.Index, e *Entry) {
+// put indexes e as doc, or unindexes its name when it is excluded.
+func put(ix *index.Index, e *Entry, doc index.Doc) {
 	if e.Loading() == tooldexv1.Loading_LOADING_EXCLUDED {
 		ix.Remove(e.Name())
 		return
 	}
-	ix.Upsert(e.doc)
+	ix.Upsert(doc)
+}
+
+// docLocked returns what the index holds of e: its parameter text as
+// NewEntry derived it until the entry was first stored, then derived again
+// from the stored schema (a tenant's first use indexes the shared tools
+// again). The caller holds c.mu for writing.
+func (c *Catalog) docLocked(e *Entry) index.Doc {
+	d := e.doc
+	d.Params = e.paramText
+	if d.Params == "" && e.hasSchema {
+		d.Params = index.ParamText(e.inputSchema().AsMap())
+	}
+	return d
 }
 
 // Index returns the search index of what tenant sees: its own tools and
@@ -154,15 +166,18 @@ func (c *Catalog) Index(tenant string) *index.Index {
 // seesLocked returns the entry named name that tenant sees: its own, else
 // the shared one. The caller holds c.mu.
 func (c *Catalog) seesLocked(tenant, name string) *Entry {
-	if t := c.tenants[tenant]; t != nil {
-		if e := t.tools[name]; e != nil {
+	return c.sees(c.tenants[tenant], name)
+}
+
+// sees returns the entry named name that t (nil: a tenant never used) sees.
+// The caller holds c.mu.
+func (c *Catalog) sees(t *tenant, name string) *Entry {
+	if t != nil {
+		if e := t.tools[name]; e != nil || t == c.shared {
 			return e
 		}
 	}
-	if tenant == auth.SharedTenant {
-		return nil
-	}
-	return c.shared().tools[name]
+	return c.shared.tools[name]
 }
 
 // Get returns the entry named name that tenant sees (its own, else the
@@ -175,11 +190,12 @@ func (c *Catalog) Get(tenant, name string) *Entry {
 
 // GetAll appends to dst, for each name, the entry tenant sees (nil where
 // none), under one lock.
-func (c *Catalog) GetAll(dst []*Entry, tenant string, names func(yield func(string) bool)) []*Entry {
+func (c *Catalog) GetAll(dst []*Entry, tenant string, names []string) []*Entry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for n := range names {
-		dst = append(dst, c.seesLocked(tenant, n))
+	t := c.tenants[tenant]
+	for _, n := range names {
+		dst = append(dst, c.sees(t, n))
 	}
 	return dst
 }
@@ -221,7 +237,7 @@ func (c *Catalog) List(tenant, prefix string, loading tooldexv1.Loading) []*Entr
 		}
 	}
 	if tenant != auth.SharedTenant {
-		for name, e := range c.shared().tools {
+		for name, e := range c.shared.tools {
 			if (own == nil || own.tools[name] == nil) && keep(e) {
 				out = append(out, e)
 			}
@@ -249,11 +265,11 @@ type Registered struct {
 }
 
 // Register stores a batch of entries (made by NewEntry, for tenant, names
-// unique) for a frontend: all or none. A name that hosts serve with a
-// different definition, or that a host principal holds (see the package
-// doc), is a *ConflictError; going past MaxTenantTools a *LimitError.
-// validateOnly reports the outcomes and changes nothing.
-func (c *Catalog) Register(tenant string, entries []*Entry, validateOnly bool) ([]Registered, error) {
+// unique) for a frontend of principal by: all or none. A name that hosts
+// serve with a different definition, or that another host principal holds
+// (see the package doc), is a *ConflictError; going past MaxTenantTools a
+// *LimitError. validateOnly reports the outcomes and changes nothing.
+func (c *Catalog) Register(tenant, by string, entries []*Entry, validateOnly bool) ([]Registered, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tenantLocked(tenant)
@@ -270,7 +286,7 @@ func (c *Catalog) Register(tenant string, entries []*Entry, validateOnly bool) (
 		switch {
 		case o != nil && len(o.sessions) > 0 && (old == nil || !old.SameDefinition(e)):
 			conflicts.Add(fmt.Sprintf("tools[%d].name", i), "%q is served by connected tool hosts with a different definition; change it there", name)
-		case o != nil && len(o.sessions) == 0 && old == nil:
+		case o != nil && len(o.sessions) == 0 && old == nil && o.principal != by:
 			conflicts.Add(fmt.Sprintf("tools[%d].name", i), "%q belongs to host principal %q, whose host left at %s; it keeps the name until %s", name, o.principal, o.left.UTC().Format(time.RFC3339), o.until().UTC().Format(time.RFC3339))
 		}
 	}
@@ -333,20 +349,22 @@ func (c *Catalog) Unregister(tenant string, names []string) (removed, notFound [
 // putLocked stores e in t and updates the indexes that see it. The caller
 // holds c.mu for writing.
 func (c *Catalog) putLocked(t *tenant, e *Entry) {
+	doc := c.docLocked(e)
 	t.tools[e.Name()] = e
 	if t.ix != nil {
-		put(t.ix, e)
+		put(t.ix, e, doc)
 	}
 	if t.name == auth.SharedTenant {
 		for _, o := range c.tenants {
 			if o != t && o.ix != nil && o.tools[e.Name()] == nil {
-				put(o.ix, e)
+				put(o.ix, e, doc)
 			}
 		}
 	}
 	if c.cfg.Changed != nil {
-		c.cfg.Changed(t.name, e.Name(), e)
+		c.cfg.Changed(t.name, e.Name(), e, doc)
 	}
+	e.paramText = "" // the indexes keep their terms, not the text
 }
 
 // dropLocked removes t's own tool name and updates the indexes that saw
@@ -357,8 +375,8 @@ func (c *Catalog) dropLocked(t *tenant, name string) {
 	if t.ix != nil {
 		t.ix.Remove(name)
 		if t.name != auth.SharedTenant {
-			if s := c.shared().tools[name]; s != nil {
-				put(t.ix, s)
+			if s := c.shared.tools[name]; s != nil {
+				put(t.ix, s, c.docLocked(s))
 			}
 		}
 	}
@@ -370,6 +388,6 @@ func (c *Catalog) dropLocked(t *tenant, name string) {
 		}
 	}
 	if c.cfg.Changed != nil {
-		c.cfg.Changed(t.name, name, nil)
+		c.cfg.Changed(t.name, name, nil, index.Doc{})
 	}
 }

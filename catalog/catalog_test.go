@@ -24,7 +24,7 @@ func tenantEntry(t testing.TB, tenant, name, desc string, origin tooldexv1.Origi
 
 func mustRegister(t *testing.T, c *Catalog, tenant string, es ...*Entry) {
 	t.Helper()
-	if _, err := c.Register(tenant, es, false); err != nil {
+	if _, err := c.Register(tenant, "frontend", es, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -116,7 +116,7 @@ func TestTenantsSeeOwnAndShared(t *testing.T) {
 func TestTenantCap(t *testing.T) {
 	c := New(Config{MaxTenantTools: 2})
 	mustRegister(t, c, "a", tenantEntry(t, "a", "one", "", 0), tenantEntry(t, "a", "two", "", 0))
-	_, err := c.Register("a", []*Entry{tenantEntry(t, "a", "three", "", 0)}, false)
+	_, err := c.Register("a", "frontend", []*Entry{tenantEntry(t, "a", "three", "", 0)}, false)
 	var le *LimitError
 	if !errors.As(err, &le) || le.Field != "tools" || le.Limit != "MaxTenantTools" {
 		t.Fatalf("third tool: %v, want a LimitError on tools", err)
@@ -194,8 +194,11 @@ func TestOwnership(t *testing.T) {
 	if r := serve(evil, "s5", "mcp__github__issue", "evil"); !strings.Contains(r.Rejected, "held") {
 		t.Errorf("during the hold, another principal: %+v", r)
 	}
-	if _, err := c.Register("a", []*Entry{tenantEntry(t, "a", "mcp__github__issue", "frontend", 0)}, false); err == nil {
-		t.Error("during the hold, a frontend took the name")
+	if _, err := c.Register("a", "someone", []*Entry{tenantEntry(t, "a", "mcp__github__issue", "frontend", 0)}, true); err == nil {
+		t.Error("during the hold, another principal's frontend took the name")
+	}
+	if _, err := c.Register("a", "github-host", []*Entry{tenantEntry(t, "a", "mcp__github__issue", "frontend", 0)}, true); err != nil {
+		t.Errorf("during the hold, the owner's own frontend: %v", err)
 	}
 	if r := serve(gh, "s6", "mcp__github__issue", "d2"); r.Rejected != "" {
 		t.Errorf("during the hold, the owner comes back: %+v", r)

@@ -22,12 +22,30 @@ import (
 
 // Entry is one registered tool. Everything but the lazily made views and
 // validator is set by NewEntry and never changes; the views are made once
-// and never change either, so an Entry and every message it returns may be
-// read (marshalled) concurrently. Callers must not modify those messages.
+// and never change either, so an Entry and every message it returns but
+// Tool's may be read (marshalled) concurrently. Callers must not modify
+// those messages.
+//
+// The tool is kept with its input schema marshalled (the field's wire
+// bytes, as unknown fields after the tool's own): a google.protobuf.Struct
+// tree costs about ten times the schema's JSON on the heap, which made a
+// catalog cost 14x its JSON against 4.5x (bench memory, docs/BENCHMARKS.md
+// "The catalog package"), and marshalling the tree again for every Search
+// result was its largest cost.
 type Entry struct {
-	tool   *tooldexv1.Tool // as registered, with source and loading set
+	tool   *tooldexv1.Tool // as registered, with source and loading set, its schema marshalled
 	tenant string
-	doc    index.Doc
+	// own is the length of the tool's own unknown fields; the schema's
+	// bytes follow them (when wired).
+	own       int
+	wired     bool // the schema is marshalled in tool's unknown fields
+	hasSchema bool
+	doc       index.Doc // without Params
+	// paramText is the index's parameter text (index.ParamText), kept
+	// only until the entry is first stored: the index keeps its terms,
+	// not the text. Guarded by the Catalog's lock once the entry is
+	// registered (see Catalog.docLocked).
+	paramText string
 	// oneLine and params are Search's texts: the description's first
 	// line, and the parameter summary (ParamSummary).
 	oneLine, params string
@@ -37,7 +55,6 @@ type Entry struct {
 		json string          // the schema as compact JSON; "" without one
 		js   *tooldexv1.Tool // the tool without input_schema, with input_schema_json
 		bare *tooldexv1.Tool // the tool without input_schema
-		wire *tooldexv1.Tool // WireTool
 	}
 	check struct {
 		fastOnce sync.Once
@@ -48,9 +65,13 @@ type Entry struct {
 	}
 }
 
+// inputSchemaField is Tool.input_schema's field number.
+const inputSchemaField = 4
+
 // NewEntry validates t (compiling its input schema to check it) and makes
 // its entry for tenant. The stored source is t's with origin (and id, when
-// not empty) replacing an unset origin, and a host's always. Violations go
+// not empty) replacing an unset origin, and a host's always; a tool that
+// claims ORIGIN_HOST but is not a host's is given origin. Violations go
 // to ve under field; the entry is nil when there are any. t is not kept.
 func NewEntry(ve *ValidationError, field string, t *tooldexv1.Tool, tenant string, origin tooldexv1.Origin, id string, loading tooldexv1.Loading) *Entry {
 	before := len(ve.Violations)
@@ -58,32 +79,74 @@ func NewEntry(ve *ValidationError, field string, t *tooldexv1.Tool, tenant strin
 	if len(ve.Violations) > before {
 		return nil
 	}
+	in := t.GetInputSchema()
 	tool := proto.CloneOf(t)
+	tool.InputSchema = nil
 	tool.Source = source(t.GetSource(), origin, id)
 	tool.Loading = loading
-	e := &Entry{tool: tool, tenant: tenant, oneLine: oneLine(tool.GetDescription())}
+	e := &Entry{tool: tool, tenant: tenant, oneLine: oneLine(tool.GetDescription()), hasSchema: in != nil}
+	e.own = len(tool.ProtoReflect().GetUnknown())
 	var paramText string
-	if tool.InputSchema != nil {
+	if in != nil {
 		paramText = index.ParamText(doc)
-		e.params = ParamSummary(tool.InputSchema)
+		e.params = ParamSummary(in)
+		opts := proto.MarshalOptions{Deterministic: true} // equal schemas, equal bytes
+		n := opts.Size(in)
+		b := make([]byte, 0, e.own+protowire.SizeTag(inputSchemaField)+protowire.SizeVarint(uint64(n))+n) // what is kept, exactly
+		b = append(b, tool.ProtoReflect().GetUnknown()...)
+		b = protowire.AppendTag(b, inputSchemaField, protowire.BytesType)
+		if b, err := opts.MarshalAppend(protowire.AppendVarint(b, uint64(n)), in); err == nil {
+			tool.ProtoReflect().SetUnknown(b)
+			e.wired = true
+		} else {
+			tool.InputSchema = proto.CloneOf(in) // not UTF-8: only in-process callers send such schemas
+		}
 	}
+	e.paramText = paramText
 	e.doc = index.Doc{
 		Name:        tool.GetName(),
 		Aliases:     tool.GetAliases(),
 		Description: tool.GetDescription(),
 		SearchHint:  tool.GetSearchHint(),
-		Params:      paramText,
 		Core:        loading == tooldexv1.Loading_LOADING_CORE,
 	}
 	return e
 }
 
+// sources holds the stored sources without unknown fields, shared by the
+// tools that have the same (a source is never modified): most tools of a
+// catalog have one of a few, and a ToolSource costs 80 bytes a tool.
+var sources = struct {
+	sync.Mutex
+	m map[[2]string]*tooldexv1.ToolSource
+}{m: make(map[[2]string]*tooldexv1.ToolSource)}
+
 // source returns the stored source of a tool registered with src (nil
 // when absent) by origin; see NewEntry.
 func source(src *tooldexv1.ToolSource, origin tooldexv1.Origin, id string) *tooldexv1.ToolSource {
+	s := makeSource(src, origin, id)
+	if s == nil || len(s.ProtoReflect().GetUnknown()) > 0 {
+		return s
+	}
+	k := [2]string{s.GetOrigin().String(), s.GetId()}
+	sources.Lock()
+	defer sources.Unlock()
+	if v := sources.m[k]; v != nil {
+		return v
+	}
+	if len(sources.m) < 4096 { // a bound: sources are few, ids should not be
+		sources.m[k] = s
+	}
+	return s
+}
+
+func makeSource(src *tooldexv1.ToolSource, origin tooldexv1.Origin, id string) *tooldexv1.ToolSource {
 	o := src.GetOrigin()
+	if o == tooldexv1.Origin_ORIGIN_HOST {
+		o = tooldexv1.Origin_ORIGIN_UNSPECIFIED // only a host's own registration says HOST
+	}
 	if o != tooldexv1.Origin_ORIGIN_UNSPECIFIED && origin != tooldexv1.Origin_ORIGIN_HOST {
-		return src // CloneOf(t) copied it
+		return proto.CloneOf(src) // not the caller's
 	}
 	if src == nil && origin == tooldexv1.Origin_ORIGIN_UNSPECIFIED {
 		return nil
@@ -105,9 +168,36 @@ func (e *Entry) Name() string { return e.tool.GetName() }
 // Tenant returns the tenant the tool belongs to.
 func (e *Entry) Tenant() string { return e.tenant }
 
-// Tool returns the tool as registered, with its source and loading. It is
-// shared: do not modify it.
-func (e *Entry) Tool() *tooldexv1.Tool { return e.tool }
+// Tool returns the tool as registered, with its source and loading,
+// decoded anew: the caller owns it.
+func (e *Entry) Tool() *tooldexv1.Tool {
+	if e.wired {
+		t := &tooldexv1.Tool{}
+		if b, err := proto.Marshal(e.tool); err == nil && proto.Unmarshal(b, t) == nil {
+			return t
+		}
+	}
+	return proto.CloneOf(e.tool)
+}
+
+// WireTool returns a message that marshals to what Tool does, holding its
+// input schema marshalled: only to be marshalled (it is shared), never read.
+func (e *Entry) WireTool() *tooldexv1.Tool { return e.tool }
+
+// inputSchema decodes the tool's input schema; nil when it has none.
+func (e *Entry) inputSchema() *structpb.Struct {
+	if !e.wired {
+		return e.tool.InputSchema
+	}
+	b := e.tool.ProtoReflect().GetUnknown()[e.own:]
+	_, _, n := protowire.ConsumeTag(b)
+	v, m := protowire.ConsumeBytes(b[n:])
+	s := &structpb.Struct{}
+	if n < 0 || m < 0 || proto.Unmarshal(v, s) != nil {
+		panic(fmt.Sprintf("catalog: the stored schema of %q does not decode", e.Name())) // NewEntry encoded it
+	}
+	return s
+}
 
 // Loading returns how the tool is loaded.
 func (e *Entry) Loading() tooldexv1.Loading { return e.tool.GetLoading() }
@@ -127,7 +217,7 @@ func (e *Entry) Preloaded() bool { return e.Source().GetOrigin() == tooldexv1.Or
 func (e *Entry) Idempotent() bool { return e.tool.GetAnnotations().GetIdempotent() }
 
 // HasSchema reports whether the tool has an input schema.
-func (e *Entry) HasSchema() bool { return e.tool.InputSchema != nil }
+func (e *Entry) HasSchema() bool { return e.hasSchema }
 
 // OneLine returns the description's first line as Search shows it (cut at
 // a word boundary to at most OneLineMax bytes, "…" after a cut one).
@@ -136,46 +226,20 @@ func (e *Entry) OneLine() string { return e.oneLine }
 // Params returns the parameter summary Search shows (ParamSummary).
 func (e *Entry) Params() string { return e.params }
 
-// Doc returns what the search index holds of the tool.
-func (e *Entry) Doc() index.Doc { return e.doc }
-
-// ParamText returns the input schema's parameter text (index.ParamText).
-func (e *Entry) ParamText() string { return e.doc.Params }
-
 func (e *Entry) makeViews() {
 	e.views.once.Do(func() {
-		if s := e.tool.InputSchema; s != nil {
+		if s := e.inputSchema(); s != nil {
 			e.views.json = SchemaJSON(s)
 		}
 		bare := proto.CloneOf(e.tool)
 		bare.InputSchema = nil
+		if e.wired {
+			bare.ProtoReflect().SetUnknown(bare.ProtoReflect().GetUnknown()[:e.own])
+		}
 		js := proto.CloneOf(bare)
 		js.InputSchemaJson = e.views.json
 		e.views.bare, e.views.js = bare, js
-		e.views.wire = e.tool
-		if s := e.tool.InputSchema; s != nil {
-			wire := proto.CloneOf(bare)
-			b := protowire.AppendTag(wire.ProtoReflect().GetUnknown(), inputSchemaField, protowire.BytesType)
-			if b, err := (proto.MarshalOptions{Deterministic: true}).MarshalAppend(protowire.AppendVarint(b, uint64(proto.Size(s))), s); err == nil {
-				wire.ProtoReflect().SetUnknown(b)
-				e.views.wire = wire
-			}
-		}
 	})
-}
-
-// inputSchemaField is Tool.input_schema's field number.
-const inputSchemaField = 4
-
-// WireTool returns a message that marshals to the same bytes as Tool but
-// holds its input schema already marshalled (as unknown fields): only to be
-// marshalled, never read. Made once; shared. Marshalling the schema's
-// Struct tree for every result was the largest cost of the default Search
-// view (BenchmarkSearchHandler/struct, docs/BENCHMARKS.md "The catalog
-// package").
-func (e *Entry) WireTool() *tooldexv1.Tool {
-	e.makeViews()
-	return e.views.wire
 }
 
 // SchemaJSON returns the input schema as compact JSON (keys sorted), "" when
@@ -205,7 +269,7 @@ func (e *Entry) BareTool() *tooldexv1.Tool {
 // first call.
 func (e *Entry) FastChecker() *schema.Fast {
 	e.check.fastOnce.Do(func() {
-		if s := e.tool.InputSchema; s != nil {
+		if s := e.inputSchema(); s != nil {
 			e.check.fast = schema.NewFast(s.AsMap())
 		}
 	})
@@ -218,7 +282,7 @@ func (e *Entry) FastChecker() *schema.Fast {
 // within schema.Compiled's work budget; it stops when ctx is done.
 func (e *Entry) Validate(ctx context.Context, instance any) error {
 	e.check.once.Do(func() {
-		s := e.tool.InputSchema
+		s := e.inputSchema()
 		if s == nil {
 			e.check.err = fmt.Errorf("tool %q has no input schema", e.Name())
 			return

@@ -189,8 +189,18 @@ func TestValidatedSchemaDoc(t *testing.T) {
 	} {
 		s := mustStruct(t, js)
 		e := entry(t, &tooldexv1.Tool{Name: "t", InputSchema: s})
-		if got, want := e.ParamText(), index.ParamText(s.AsMap()); got != want || got == "" {
+		want := index.ParamText(s.AsMap())
+		c := New(Config{})
+		if got := c.docLocked(e).Params; got != want || got == "" {
 			t.Errorf("schema %.60s: param text %q, want %q", js, got, want)
+		}
+		// Once stored, it is derived again from the stored schema.
+		mustRegisterEntry(t, c, e)
+		c.mu.Lock()
+		got := c.docLocked(e).Params
+		c.mu.Unlock()
+		if got != want {
+			t.Errorf("schema %.60s: param text once stored %q, want %q", js, got, want)
 		}
 	}
 }
@@ -217,5 +227,12 @@ func TestNewEntryRefuses(t *testing.T) {
 		if len(ve.Violations) != 1 || ve.Violations[0].Field != tt.field {
 			t.Errorf("%v: violations %v, want one on %s", tt.tool, ve.Violations, tt.field)
 		}
+	}
+}
+
+func mustRegisterEntry(t *testing.T, c *Catalog, e *Entry) {
+	t.Helper()
+	if _, err := c.Register(e.Tenant(), "test", []*Entry{e}, false); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,8 +31,8 @@
 // name, so a ranking never depends on the order tools were registered in.
 // docs/BENCHMARKS.md compares both configurations.
 //
-// Documents are spread over shards by a hash of the name and each shard
-// scores its documents in parallel. Document frequencies and the
+// Documents are spread over shards by a hash of the name and, in large
+// catalogs, each shard scores its documents in parallel. Document frequencies and the
 // vocabulary are global, so the shard count never changes a score, and
 // scores are summed in a canonical order (BM25F: by descending term
 // weight), so an index reached through any sequence of upserts and
@@ -54,11 +54,20 @@
 // only (lists.go), so memory follows the postings, not the vocabulary
 // times the shards.
 //
-// BM25F searches skip most postings with MaxScore dynamic pruning over
-// per-term score bounds (prune.go). Pruning is rank-safe: it returns the
-// same hits with the same scores as scoring every matching document,
-// which the tests check. Queries with required (+) terms or CJK terms,
-// keyword-only searches and the cosine scorer score every match.
+// Below 32,768 deferred tools a search scores every posting of the
+// query's terms, term at a time, into dense per-slot accumulators of each
+// shard (the text sum, the keyword sum and points), then reads the touched
+// slots in slot order and keeps the best: a document whose sums cannot
+// reach the current last of the top is skipped before its score is
+// computed. Larger catalogs' BM25F searches skip most postings with
+// MaxScore dynamic pruning over per-term score bounds (prune.go), which
+// pays there and not below. Pruning is rank-safe: both paths return the
+// same hits with the same scores, which the tests check against a
+// document-at-a-time reference scorer. Queries with required (+) terms or
+// CJK terms, keyword-only searches and the cosine scorer score every
+// match. BM25F's length factors, which depend on the catalog's average
+// field lengths, are computed once per index epoch and looked up by
+// length.
 //
 // An Index is safe for concurrent use. A search sees every document either
 // before or after any concurrent update, never half of one: updates take

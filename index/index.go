@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tooldex/tooldex/index/analysis"
 )
@@ -210,9 +211,13 @@ type Index struct {
 	plans sync.Pool // *plan
 
 	// exhaustive switches dynamic pruning off and pruneStats, when set,
-	// counts pruned searches (tests compare both paths).
+	// counts pruned searches; searches run pruned from pruneFrom
+	// deferred documents (pruneMin; tests lower it).
 	exhaustive bool
 	pruneStats *pruneStats
+	pruneFrom  int
+	// norms caches BM25F's length factors for the current epoch.
+	norms atomic.Pointer[lenNorm]
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.
@@ -300,6 +305,7 @@ const (
 	fieldName uint8 = 1 << iota
 	fieldHint
 	fieldDesc
+	fieldMCP     // in a kwPost and in scratch: the document is an MCP tool
 	fieldPartial // scratch only: a name part contains the term
 )
 
@@ -338,22 +344,33 @@ type tfPost struct {
 	tf   tfs
 }
 
-// kwPost is a keyword posting: its slot and the fields that have the
-// word, packed into 4 bytes (a struct of both would be padded to 8).
+// kwPost is a keyword posting: its slot, the fields that have the word
+// and whether the document is an MCP tool, packed into 4 bytes (a struct
+// of them would be padded to 8), so that scoring a keyword posting never
+// dereferences its document.
 type kwPost uint32
 
-// kwMaskBits are the low bits of a kwPost holding its fields: fieldName,
-// fieldHint and fieldDesc. A shard has so at most 1<<29 slots.
+// kwMaskBits are the bits of a word's fields (fieldName, fieldHint and
+// fieldDesc); a kwPost's low kwPostBits add fieldMCP. A shard has so at
+// most 1<<28 slots.
 const (
 	kwMaskBits = 3
-	maxSlots   = 1 << (32 - kwMaskBits)
+	kwPostBits = 4
+	maxSlots   = 1 << (32 - kwPostBits)
 )
 
-func newKwPost(slot uint32, mask uint8) kwPost {
-	return kwPost(slot<<kwMaskBits | uint32(mask))
+func newKwPost(slot uint32, mask uint8, mcp bool) kwPost {
+	if mcp {
+		mask |= fieldMCP
+	}
+	return kwPost(slot<<kwPostBits | uint32(mask&(1<<kwPostBits-1)))
 }
 
+// mask returns the fields of the posting.
 func (p kwPost) mask() uint8 { return uint8(p) & (1<<kwMaskBits - 1) }
+
+// low returns the fields and fieldMCP.
+func (p kwPost) low() uint8 { return uint8(p) & (1<<kwPostBits - 1) }
 
 // New returns an empty index.
 func New(cfg Config) *Index {
@@ -373,6 +390,7 @@ func New(cfg Config) *Index {
 		kw:        newVocab(seed),
 		parts:     parts{count: make(map[string]int32), grams: make(map[string][]string)},
 		partCache: make(map[string][]uint32),
+		pruneFrom: pruneMin,
 	}
 	ix.shards = make([]*shard, cfg.Shards)
 	for i := range ix.shards {
@@ -470,7 +488,7 @@ func (ix *Index) prepare(in Doc) *prepared {
 			return
 		}
 		ix.an.Analyze(&p.text, text, true, false)
-		p.stat.flen[f] = uint16(min(len(p.text.Terms), math.MaxUint16))
+		p.stat.flen[f] = uint16(min(len(p.text.Terms)-ix.joinedForms(p.text.Tokens), math.MaxUint16))
 		for _, t := range p.text.Terms {
 			c := counts[t]
 			if c[f] < math.MaxUint8 {
@@ -513,6 +531,21 @@ func (ix *Index) prepare(in Doc) *prepared {
 		p.fields = append(p.fields, masks[w])
 	}
 	return p
+}
+
+// joinedForms counts the joined forms TermsOf adds for multi-part words
+// ("one-shot" gives oneshot beside one and shot). They are extra terms
+// of the words they join, not words: a field's BM25F length counts its
+// words, so a description rich in identifiers is not taken as longer
+// than its prose.
+func (ix *Index) joinedForms(toks []analysis.Token) int {
+	n := 0
+	for _, tok := range toks {
+		if !tok.CJK && len(tok.Parts) > 1 && !ix.an.IsStopWord(tok.Joined()) {
+			n++
+		}
+	}
+	return n
 }
 
 // release returns p to the pool, letting go of what it refers to.

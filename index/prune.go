@@ -101,9 +101,14 @@ type pruneScratch struct {
 	kvol  []int
 }
 
+// pruneMin is the number of deferred documents from which searches run
+// pruned: below it scoring every posting is faster than the pruning's
+// bookkeeping (measured at 10k and 100k tools, docs/BENCHMARKS.md).
+const pruneMin = 32768
+
 // prunable reports whether the plan can run pruned.
 func (ix *Index) prunable(p *plan) bool {
-	return !ix.exhaustive && p.scorer == ScorerBM25F && p.wt > 0 && len(p.tf) > 0 && p.ideal > 0 &&
+	return !ix.exhaustive && ix.nDeferred >= ix.pruneFrom && p.scorer == ScorerBM25F && p.wt > 0 && len(p.tf) > 0 && p.ideal > 0 &&
 		p.reqAll == 0 && p.cjkTerms == 0 && (p.boost == nil || p.boostMin <= 0)
 }
 
@@ -196,7 +201,7 @@ func keywordBound(bits uint8) float64 {
 	return keywordBounds[bits&(fieldName|fieldHint|fieldDesc|fieldPartial)]
 }
 
-var keywordBounds = func() (t [16]float64) {
+var keywordBounds = func() (t [32]float64) {
 	for b := range t {
 		t[b] = math.Sqrt(float64(min(keywordPoints(uint8(b), true), keywordFull)) / keywordFull)
 	}

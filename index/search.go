@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -230,9 +231,11 @@ type plan struct {
 
 	scorer Scorer
 	k1     float64
-	// BM25F: a field's factor is fw[f] / (b1 + bl[f] × length).
+	// BM25F: a field's factor is fw[f] / (b1 + bl[f] × length), looked
+	// up in norm.
 	fw, bl   [nFields]float64
 	b1       float64
+	norm     *lenNorm
 	tf       []qterm
 	qnorm    float64 // cosine: query vector length
 	ideal    float64 // BM25F: the score of a document saturating every term
@@ -334,6 +337,9 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 				p.bl[f] = b * N / float64(total) // b / average length
 			}
 		}
+	}
+	if p.scorer == ScorerBM25F {
+		p.norm = ix.lenNorm(p)
 	}
 	ix.an.Analyze(&p.text, text, p.wt > 0, p.wk > 0)
 	p.boost, p.boostCore = ix.boosted(p.text.Tokens)
@@ -575,24 +581,28 @@ func compareHits(a, b Hit) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
-// scratch holds one shard search's accumulators, indexed by slot.
+// scratch holds one shard search's accumulators, indexed by slot: the
+// search adds every posting of the query's terms into them, term at a
+// time, then reads the slots it touched (seen) in slot order. Every
+// accumulator of a touched slot is zeroed again as it is read.
 type scratch struct {
-	acc     []float64 // text score: cosine dot product or BM25F sum
-	kwsum   []float64 // Σ min(points, 16)/16 over terms
-	pts     []int32
-	req     []uint64
-	cjk     []uint16
-	flags   []uint8 // flagTouched, flagASCII, flagBoost
-	term    []uint8 // per-term field bits
-	and     []uint8 // compound-term intersection
-	tmp     []uint8
-	touched []int32
-	tterm   []int32 // touched by the current term
+	acc  []float64 // text score: cosine dot product or BM25F sum
+	kw   []float64 // Σ sqrt(min(points, 16)/16) over keyword terms
+	pts  []int32   // keyword points
+	seen []uint64  // bit per touched slot
+	bits []uint8   // the current keyword term's field bits
+	tt   []int32   // slots with bits set
+
+	// Only for the queries that need them, allocated on first use.
+	req   []uint64 // required terms matched
+	cjk   []uint16 // CJK terms matched
+	flags []uint8  // flagASCII, flagBoost
+	and   []uint8  // compound-term intersection
+	tmp   []uint8
 }
 
 const (
-	flagTouched uint8 = 1 << iota
-	flagASCII
+	flagASCII uint8 = 1 << iota
 	flagBoost
 )
 
@@ -600,143 +610,238 @@ const (
 // term: a built-in tool's name part (10), hint (4) and description (2).
 const keywordFull = 16
 
-func (sh *shard) getScratch() *scratch {
+// kwPoints and kwScore are the points of one keyword term matching the
+// field bits b of a document (fieldMCP included) and its share of the
+// keyword score, sqrt(min(points, 16) / 16).
+var kwPoints, kwScore = func() (pts [32]int32, score [32]float64) {
+	for b := range pts {
+		n := keywordPoints(uint8(b), uint8(b)&fieldMCP != 0)
+		pts[b] = int32(n)
+		score[b] = math.Sqrt(float64(min(n, keywordFull)) / keywordFull)
+	}
+	return pts, score
+}()
+
+func (sh *shard) getScratch(p *plan) *scratch {
 	n := len(sh.docs)
 	s, _ := sh.pool.Get().(*scratch)
 	if s == nil || len(s.acc) < n {
-		c := n + n/4 + 16
+		c := n + n/4 + 64
 		s = &scratch{
-			acc: make([]float64, c), kwsum: make([]float64, c), pts: make([]int32, c),
-			req: make([]uint64, c), cjk: make([]uint16, c), flags: make([]uint8, c),
-			term: make([]uint8, c), and: make([]uint8, c), tmp: make([]uint8, c),
+			acc: make([]float64, c), kw: make([]float64, c), pts: make([]int32, c),
+			seen: make([]uint64, (c+63)/64), bits: make([]uint8, c),
 		}
+	}
+	c := len(s.acc)
+	if p.reqAll != 0 && s.req == nil {
+		s.req = make([]uint64, c)
+	}
+	if p.cjkTerms > 0 && s.cjk == nil {
+		s.cjk = make([]uint16, c)
+	}
+	if (p.cjkTerms > 0 || p.boost != nil) && s.flags == nil {
+		s.flags = make([]uint8, c)
 	}
 	return s
 }
 
-func (sh *shard) putScratch(s *scratch) {
-	for _, slot := range s.touched {
-		s.acc[slot], s.kwsum[slot], s.pts[slot], s.req[slot], s.cjk[slot], s.flags[slot] = 0, 0, 0, 0, 0, 0
-	}
-	s.touched = s.touched[:0]
-	sh.pool.Put(s)
-}
-
+// scoreShard ranks shard i's documents: every posting of the query's text
+// terms, then of its keyword terms, is added to its slot's accumulators,
+// and the touched slots are combined into hybrid scores, the best p.n
+// kept.
 func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	sh := ix.shards[i]
-	s := sh.getScratch()
-	defer sh.putScratch(s)
-	touch := func(slot uint32) {
-		if s.flags[slot]&flagTouched == 0 {
-			s.flags[slot] |= flagTouched
-			s.touched = append(s.touched, int32(slot))
-		}
-	}
-	// Text scores, summed in the plan's term order.
+	s := sh.getScratch(p)
+	defer sh.pool.Put(s)
+	acc, seen := s.acc, s.seen
 	bm25 := p.scorer == ScorerBM25F
+	// Text scores, summed in the plan's term order.
 	for _, q := range p.tf {
-		for _, post := range ix.tfl.get(q.id, sh.idx) {
-			slot := post.slot
-			if sh.isDead(slot) {
-				continue
+		l := ix.tfl.get(q.id, sh.idx)
+		switch {
+		case bm25 && p.cjkTerms == 0:
+			for _, post := range l {
+				slot := post.slot
+				acc[slot] += p.bm25(post.tf, &sh.stat[slot], q.qw)
+				seen[slot>>6] |= 1 << (slot & 63)
 			}
-			touch(slot)
-			st := &sh.stat[slot]
-			if bm25 {
-				s.acc[slot] += p.bm25(post.tf, st, q.qw)
-			} else {
-				s.acc[slot] += q.qw * cosWeight(post.tf, st, &p.fw)
-			}
-			if q.cjk {
-				s.cjk[slot]++
-			} else {
-				s.flags[slot] |= flagASCII
+		default:
+			for _, post := range l {
+				slot := post.slot
+				st := &sh.stat[slot]
+				if bm25 {
+					acc[slot] += p.bm25(post.tf, st, q.qw)
+				} else {
+					acc[slot] += q.qw * cosWeight(post.tf, st, &p.fw)
+				}
+				seen[slot>>6] |= 1 << (slot & 63)
+				if p.cjkTerms == 0 {
+					continue
+				}
+				if q.cjk {
+					s.cjk[slot]++
+				} else {
+					s.flags[slot] |= flagASCII
+				}
 			}
 		}
 	}
 	if p.boost != nil {
 		for _, slot := range p.boost[i] {
-			touch(uint32(slot))
+			seen[slot>>6] |= 1 << (slot & 63)
 			s.flags[slot] |= flagBoost
 		}
 	}
-	// Keyword points, term by term.
+	// Keyword scores, term by term.
 	for _, t := range p.kw {
+		if len(t.words) == 1 && t.whole < 0 && len(t.partial) == 0 && t.bit == 0 {
+			// One list: each posting is the term's match.
+			for _, post := range ix.kwl.get(t.words[0], sh.idx) {
+				slot, b := post.docSlot(), post.low()
+				s.kw[slot] += kwScore[b]
+				s.pts[slot] += kwPoints[b]
+				seen[slot>>6] |= 1 << (slot & 63)
+			}
+			continue
+		}
 		ix.keywordTerm(sh, s, t)
-		for _, slot := range s.tterm {
-			bits := s.term[slot]
-			s.term[slot] = 0
-			pts := keywordPoints(bits, sh.docs[slot].mcp)
-			if pts == 0 {
+		for _, slot := range s.tt {
+			b := s.bits[slot]
+			s.bits[slot] = 0
+			if b&^fieldMCP == 0 {
 				continue
 			}
-			touch(uint32(slot))
-			s.pts[slot] += int32(pts)
-			s.kwsum[slot] += math.Sqrt(float64(min(pts, keywordFull)) / keywordFull)
-			s.req[slot] |= t.bit
+			s.kw[slot] += kwScore[b]
+			s.pts[slot] += kwPoints[b]
+			seen[slot>>6] |= 1 << (slot & 63)
+			if t.bit != 0 {
+				s.req[slot] |= t.bit
+			}
 		}
-		s.tterm = s.tterm[:0]
+		s.tt = s.tt[:0]
 	}
-	// Combine.
+	// Combine, in slot order. Once the top is full, a document whose
+	// score cannot reach its last is skipped before its score is
+	// computed (see skip).
 	var top []Hit
-	for _, slot := range s.touched {
-		if s.req[slot]&p.reqAll != p.reqAll {
+	var sk skipper
+	for wi := range (len(sh.docs) + 63) / 64 {
+		w := seen[wi]
+		if w == 0 {
 			continue
 		}
-		d := sh.docs[slot]
-		if p.exclude[d] {
-			continue
-		}
-		var cos float64
-		if s.acc[slot] > 0 {
-			switch {
-			case bm25 && p.ideal > 0:
-				// The fraction of the ideal score, square-rooted
-				// to spread the low range where long queries
-				// land.
-				cos = math.Sqrt(min(s.acc[slot]/p.ideal, 1))
-			case !bm25 && p.qnorm > 0:
-				if dn := ix.norm(sh, slot); dn > 0 {
-					cos = s.acc[slot] / (p.qnorm * dn)
+		seen[wi] = 0
+		for ; w != 0; w &= w - 1 {
+			slot := wi<<6 | bits.TrailingZeros64(w)
+			a, k, pts := acc[slot], s.kw[slot], s.pts[slot]
+			acc[slot], s.kw[slot], s.pts[slot] = 0, 0, 0
+			var req uint64
+			var cjk uint16
+			var flags uint8
+			if s.req != nil {
+				req, s.req[slot] = s.req[slot], 0
+			}
+			if s.cjk != nil {
+				cjk, s.cjk[slot] = s.cjk[slot], 0
+			}
+			if s.flags != nil {
+				flags, s.flags[slot] = s.flags[slot], 0
+			}
+			if req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) || sk.skip(a, k, flags) {
+				continue
+			}
+			var cos float64
+			if a > 0 {
+				switch {
+				case bm25 && p.ideal > 0:
+					// The fraction of the ideal score, square-rooted
+					// to spread the low range where long queries
+					// land.
+					cos = math.Sqrt(min(a/p.ideal, 1))
+				case !bm25 && p.qnorm > 0:
+					if dn := ix.norm(sh, int32(slot)); dn > 0 {
+						cos = a / (p.qnorm * dn)
+					}
+				}
+				if p.cjkTerms > 0 && flags&flagASCII == 0 && int(cjk) < min(2, p.cjkTerms) {
+					cos = 0
 				}
 			}
-			if p.cjkTerms > 0 && s.flags[slot]&flagASCII == 0 && int(s.cjk[slot]) < min(2, p.cjkTerms) {
+			if flags&flagBoost != 0 && p.boostMin > 0 {
+				cos = max(cos, p.boostMin)
+			}
+			if cos < p.minTF {
 				cos = 0
 			}
+			var kw float64
+			if p.known > 0 {
+				kw = k / float64(p.known)
+			}
+			score := p.wk*kw + p.wt*cos
+			if score <= 0 || len(top) == p.n && score < top[p.n-1].Score {
+				continue
+			}
+			d := sh.docs[slot]
+			if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
+				continue
+			}
+			top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(pts)}, p.n)
+			if len(top) == p.n {
+				sk = p.skipper(top[p.n-1].Score)
+			}
 		}
-		if s.flags[slot]&flagBoost != 0 && p.boostMin > 0 {
-			cos = max(cos, p.boostMin)
-		}
-		if cos < p.minTF {
-			cos = 0
-		}
-		var kw float64
-		if p.known > 0 {
-			kw = s.kwsum[slot] / float64(p.known)
-		}
-		score := p.wk*kw + p.wt*cos
-		if score <= 0 || len(top) == p.n && score < top[p.n-1].Score {
-			continue
-		}
-		if p.allow != nil && !p.allow(d.name) {
-			continue
-		}
-		top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(s.pts[slot])}, p.n)
 	}
 	return top
 }
 
-// keywordTerm sets s.term[slot] to the field bits one term matches in each
-// document, listing the documents in s.tterm.
+// skipper tells, from a document's text sum a and keyword sum k alone,
+// that its BM25F hybrid score is under th, the score of the last of a
+// full top: wt × sqrt(min(a / ideal, 1)) + wk × k / known < th holds when
+// r = th − wk × k / known is positive and a < ideal × (r / wt)², with a
+// margin of rounding so that a document that might tie is scored. It
+// spares the square root and divisions of most documents; the cosine
+// scorer and name-boosted documents are never skipped.
+type skipper struct {
+	on             bool
+	th, kwf, a2, e float64
+}
+
+// skipMargin covers the rounding of the score and of the test.
+const skipMargin = 1e-9
+
+func (p *plan) skipper(th float64) skipper {
+	if p.scorer != ScorerBM25F || p.ideal <= 0 {
+		return skipper{}
+	}
+	sk := skipper{on: true, th: th - skipMargin, e: 1 - skipMargin}
+	if p.known > 0 {
+		sk.kwf = p.wk / float64(p.known)
+	}
+	if p.wt > 0 {
+		sk.a2 = p.ideal / (p.wt * p.wt)
+	}
+	return sk
+}
+
+func (sk *skipper) skip(a, k float64, flags uint8) bool {
+	if !sk.on || flags&flagBoost != 0 {
+		return false
+	}
+	r := sk.th - sk.kwf*k
+	return r > 0 && a < sk.a2*r*r*sk.e
+}
+
+// keywordTerm sets s.bits[slot] to the field bits one term matches in each
+// document (with fieldMCP), listing the documents in s.tt.
 func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	mark := func(slot uint32, bits uint8) {
-		if bits == 0 || sh.isDead(slot) {
+		if bits&^fieldMCP == 0 {
 			return
 		}
-		if s.term[slot] == 0 {
-			s.tterm = append(s.tterm, int32(slot))
+		if s.bits[slot] == 0 {
+			s.tt = append(s.tt, int32(slot))
 		}
-		s.term[slot] |= bits
+		s.bits[slot] |= bits
 	}
 	postings := func(id uint32) []kwPost {
 		return ix.kwl.get(id, sh.idx)
@@ -744,23 +849,26 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	switch {
 	case len(t.words) == 1:
 		for _, post := range postings(t.words[0]) {
-			mark(post.docSlot(), post.mask())
+			mark(post.docSlot(), post.low())
 		}
 	case len(t.words) > 1:
 		// Every word must match the same field. Identifier terms
 		// (send_message) match name parts so, and descriptions whole.
+		if s.and == nil {
+			s.and, s.tmp = make([]uint8, len(s.acc)), make([]uint8, len(s.acc))
+		}
 		keep := uint8(0xff)
 		if t.identifier {
-			keep = fieldName
+			keep = fieldName | fieldMCP
 		}
 		first := postings(t.words[0])
 		for _, post := range first {
-			s.and[post.docSlot()] = post.mask() & keep
+			s.and[post.docSlot()] = post.low() & keep
 		}
 		for _, id := range t.words[1:] {
 			l := postings(id) // one list lookup for both passes
 			for _, post := range l {
-				s.tmp[post.docSlot()] = post.mask()
+				s.tmp[post.docSlot()] = post.low()
 			}
 			for _, post := range first {
 				s.and[post.docSlot()] &= s.tmp[post.docSlot()]
@@ -776,13 +884,13 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 	}
 	if t.whole >= 0 {
 		for _, post := range postings(uint32(t.whole)) {
-			mark(post.docSlot(), post.mask()&(fieldHint|fieldDesc))
+			mark(post.docSlot(), post.low()&(fieldHint|fieldDesc|fieldMCP))
 		}
 	}
 	for _, id := range t.partial {
 		for _, post := range postings(id) {
 			if post.mask()&fieldName != 0 {
-				mark(post.docSlot(), fieldPartial)
+				mark(post.docSlot(), fieldPartial|post.low()&fieldMCP)
 			}
 		}
 	}
@@ -846,17 +954,63 @@ func insertTop(top []Hit, h Hit, n int) []Hit {
 }
 
 // bm25 is the BM25F contribution of one query term (qw = count × idf) to
-// a document with field counts tf and statistics st. Both the exhaustive
-// and the pruned search call it, so that their sums agree to the bit; the
-// conversions keep the compiler from fusing multiplications and additions.
+// a document with field counts tf and statistics st: its field counts
+// times their factors, summed (x), saturated as qw × x / (k1 + x). The
+// index and the tests' reference scorer both call it.
 func (p *plan) bm25(tf tfs, st *docStat, qw float64) float64 {
+	n := p.norm
+	l := &st.flen
 	var x float64
-	for f, c := range tf {
-		if c != 0 {
-			x += float64(c) * p.fw[f] / float64(p.b1+float64(p.bl[f]*float64(st.flen[f])))
+	if l[0]|l[1]|l[2]|l[3] < normLens {
+		x = float64(tf[0])*n.f[0][l[0]] + float64(tf[1])*n.f[1][l[1]] +
+			float64(tf[2])*n.f[2][l[2]] + float64(tf[3])*n.f[3][l[3]]
+	} else {
+		for f, c := range tf {
+			x += float64(c) * n.factor(f, l[f])
 		}
 	}
-	return float64(qw*x) / float64(p.k1+x)
+	return qw * x / (p.k1 + x)
+}
+
+// lenNorm holds BM25F's field factors fw[f] / (b1 + bl[f] × length) of
+// the lengths under normLens, by field, for the statistics of one index
+// epoch. Computing them once per epoch spares a division per field and
+// posting; a search looks them up (Index.lenNorm).
+type lenNorm struct {
+	epoch  uint64
+	fw, bl [nFields]float64
+	b1     float64
+	f      [nFields][normLens]float64
+}
+
+// normLens bounds the lengths held: longer fields (descriptions of
+// hundreds of words) are rare and computed when met. It is a power of
+// two, so that one test finds four lengths under it.
+const normLens = 512
+
+func (n *lenNorm) factor(f int, l uint16) float64 {
+	if int(l) < normLens {
+		return n.f[f][l]
+	}
+	return n.fw[f] / (n.b1 + n.bl[f]*float64(l))
+}
+
+// lenNorm returns the factors of p's statistics, computing them when the
+// index changed since they were last. Concurrent searches may compute
+// them twice; they store the same values.
+func (ix *Index) lenNorm(p *plan) *lenNorm {
+	if n := ix.norms.Load(); n != nil && n.epoch == ix.epoch {
+		return n
+	}
+	n := &lenNorm{epoch: ix.epoch, fw: p.fw, bl: p.bl, b1: p.b1}
+	for f := range n.f {
+		// Length 0 holds no term: its factor is never used.
+		for l := 1; l < normLens; l++ {
+			n.f[f][l] = n.fw[f] / (n.b1 + n.bl[f]*float64(l))
+		}
+	}
+	ix.norms.Store(n)
+	return n
 }
 
 // keywordPoints are the points of one keyword term matching fields bits of

@@ -348,7 +348,7 @@ func (ix *Index) addTerm(sh *shard, d *doc, t string, tf tfs) uint32 {
 // returns the word's id.
 func (ix *Index) addWord(sh *shard, d *doc, w string, mask uint8) uint32 {
 	id := ix.kw.ref(w)
-	ix.kwl.add(id, sh.idx, newKwPost(uint32(d.slot), mask))
+	ix.kwl.add(id, sh.idx, newKwPost(uint32(d.slot), mask, d.mcp))
 	return id
 }
 
@@ -419,9 +419,9 @@ type posting[P any] interface {
 }
 
 func (p tfPost) docSlot() uint32             { return p.slot }
-func (p kwPost) docSlot() uint32             { return uint32(p) >> kwMaskBits }
+func (p kwPost) docSlot() uint32             { return uint32(p) >> kwPostBits }
 func (p tfPost) withSlot(slot uint32) tfPost { p.slot = slot; return p }
-func (p kwPost) withSlot(slot uint32) kwPost { return newKwPost(slot, p.mask()) }
+func (p kwPost) withSlot(slot uint32) kwPost { return kwPost(slot<<kwPostBits | uint32(p.low())) }
 
 // renumberList drops the dead postings of list and gives the others their
 // new slots.

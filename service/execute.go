@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -244,22 +243,6 @@ func decodeParams(req *tooldexv1.ExecuteRequest) (*callParams, any, error) {
 	return &callParams{structured: st}, nil, nil
 }
 
-// paramViolations turns a schema validation error into one violation per
-// failing leaf, each with its JSON path (params.a.b[0]).
-func paramViolations(err error) error {
-	var vs []Violation
-	var msg bytes.Buffer
-	msg.WriteString("params do not match the tool's input schema: ")
-	for i, v := range schema.Violations(err) {
-		vs = append(vs, Violation{Field: v.Path, Description: v.Description})
-		if i > 0 {
-			msg.WriteString("; ")
-		}
-		msg.WriteString(v.Path + ": " + v.Description)
-	}
-	return badRequest(msg.String(), vs)
-}
-
 func ruleReason(r *permission.Rule, fallback string) string {
 	if r != nil && r.Reason != "" {
 		return r.Reason
@@ -284,17 +267,26 @@ func callOutcome(err error) string {
 }
 
 // ListHosts lists the connected host sessions serving the caller's tenant
-// (an admin may name another), and those serving the shared catalog.
+// (an admin may name another), and those serving the shared catalog, a
+// page at a time.
 func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest) (*tooldexv1.ListHostsResponse, error) {
 	tenant, err := s.readTenant(ctx, req.GetTenant())
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	resp := &tooldexv1.ListHostsResponse{}
-	for _, h := range s.reg.Hosts() {
-		if h.Tenant != tenant && h.Tenant != auth.SharedTenant {
-			continue
+	size, after, err := pageOf(req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, s.toStatus(err)
+	}
+	var hosts []registry.HostStatus
+	for _, h := range s.reg.Hosts() { // sorted by host id, then session id
+		if h.Tenant == tenant || h.Tenant == auth.SharedTenant {
+			hosts = append(hosts, h)
 		}
+	}
+	hosts, next := page(hosts, func(h registry.HostStatus) string { return h.HostID + "\x00" + h.SessionID }, after, size)
+	resp := &tooldexv1.ListHostsResponse{NextPageToken: next}
+	for _, h := range hosts {
 		resp.Hosts = append(resp.Hosts, &tooldexv1.HostInfo{
 			HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
 			Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,

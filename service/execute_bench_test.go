@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -44,46 +45,72 @@ func (p *pipeHost) Recv() (*tooldexv1.ConnectRequest, error) {
 	}
 }
 
-// startEchoHost connects an in-process host serving echo (one required
-// string parameter) to s and answers its calls until the benchmark ends.
-func startEchoHost(b *testing.B, s *Server) {
+// connectHost connects an in-process host, authenticated as p (nil: no
+// principal), to s with hello, answers its calls with answer until the
+// test ends, and returns the hello's ack; nil, and the stream's error, when
+// the server refused the hello.
+func connectHost(tb testing.TB, s *Server, p *auth.Principal, hello *tooldexv1.HostHello, answer func(*tooldexv1.ExecuteCall) *tooldexv1.CallResult) (*tooldexv1.HelloAck, error) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &pipeHost{ctx: ctx, in: make(chan *tooldexv1.ConnectRequest, 64), out: make(chan *tooldexv1.ConnectResponse, 64)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Hosts().Connect(p)
-	}()
-	b.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	p.in <- &tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Hello{Hello: &tooldexv1.HostHello{
-		HostId: "bench", MaxConcurrentCalls: 64,
-		Tools: []*tooldexv1.Tool{{
-			Name: "echo", Description: "Echoes its text.",
-			InputSchema: mustStruct(b, `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-		}},
-	}}}
-	ack := (<-p.out).GetHelloAck()
-	if len(ack.GetResults()) != 1 || ack.GetResults()[0].GetRejected() != "" {
-		b.Fatalf("hello ack: %v", ack)
+	sctx := ctx
+	if p != nil {
+		sctx = auth.NewContext(ctx, p)
 	}
+	ph := &pipeHost{ctx: sctx, in: make(chan *tooldexv1.ConnectRequest, 64), out: make(chan *tooldexv1.ConnectResponse, 64)}
+	done := make(chan error, 1)
+	go func() { done <- s.Hosts().Connect(ph) }()
+	stopped := false
+	stop := func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+		}
+		return <-done
+	}
+	ph.in <- &tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Hello{Hello: hello}}
+	var first *tooldexv1.ConnectResponse
+	select {
+	case first = <-ph.out:
+	case err := <-done:
+		cancel()
+		return nil, err
+	}
+	tb.Cleanup(func() { _ = stop() })
 	go func() {
 		for {
 			select {
-			case m := <-p.out:
+			case m := <-ph.out:
 				if c := m.GetExecute(); c != nil {
-					p.in <- &tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Result{Result: &tooldexv1.CallResult{
-						CallId:  c.GetCallId(),
-						Content: []*tooldexv1.Content{{Kind: &tooldexv1.Content_Text{Text: c.GetParams().GetFields()["text"].GetStringValue()}}},
-					}}}
+					r := answer(c)
+					r.CallId = c.GetCallId()
+					ph.in <- &tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Result{Result: r}}
 				}
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+	return first.GetHelloAck(), nil
+}
+
+// echo answers a call with its text parameter.
+func echo(c *tooldexv1.ExecuteCall) *tooldexv1.CallResult {
+	return &tooldexv1.CallResult{Content: []*tooldexv1.Content{{Kind: &tooldexv1.Content_Text{Text: c.GetParams().GetFields()["text"].GetStringValue()}}}}
+}
+
+// startEchoHost connects an in-process host serving echo (one required
+// string parameter) to s.
+func startEchoHost(b *testing.B, s *Server) {
+	ack, err := connectHost(b, s, nil, &tooldexv1.HostHello{
+		HostId: "bench", MaxConcurrentCalls: 64,
+		Tools: []*tooldexv1.Tool{{
+			Name: "echo", Description: "Echoes its text.",
+			InputSchema: mustStruct(b, `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		}},
+	}, echo)
+	if err != nil || len(ack.GetResults()) != 1 || ack.GetResults()[0].GetRejected() != "" {
+		b.Fatalf("hello ack: %v, %v", ack, err)
+	}
 }
 
 // BenchmarkExecuteHandler measures an Execute call in-process on the demo

@@ -3,6 +3,8 @@ package service
 import (
 	"testing"
 
+	"go.uber.org/zap"
+
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -13,7 +15,7 @@ import (
 )
 
 func TestParamViolationsListEveryLeaf(t *testing.T) {
-	sch, err := schema.Compile(map[string]any{
+	sch, err := schema.New(map[string]any{
 		"type":     "object",
 		"required": []any{"a"},
 		"properties": map[string]any{
@@ -21,15 +23,15 @@ func TestParamViolationsListEveryLeaf(t *testing.T) {
 			"b": map[string]any{"type": "object", "properties": map[string]any{"c": map[string]any{"type": "string"}}},
 			"l": map[string]any{"type": "array", "items": map[string]any{"type": "number"}},
 		},
-	})
+	}, schema.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	verr := sch.Validate(map[string]any{"a": "x", "b": map[string]any{"c": 1.0}, "l": []any{1.0, "two"}})
+	verr := sch.Validate(t.Context(), map[string]any{"a": "x", "b": map[string]any{"c": 1.0}, "l": []any{1.0, "two"}})
 	if verr == nil {
 		t.Fatal("Validate accepted invalid params")
 	}
-	st := status.Convert(paramViolations(verr))
+	st := status.Convert(statusOf(zap.NewNop(), verr))
 	if st.Code() != codes.InvalidArgument {
 		t.Fatalf("code = %v, want InvalidArgument", st.Code())
 	}

@@ -3,6 +3,7 @@ package service
 import (
 	"encoding/json"
 	"errors"
+	"go.uber.org/zap"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,7 +127,7 @@ func FuzzValidateParams(f *testing.F) {
 		if len(schemaJSON) > catalog.MaxSchemaBytes || schema.Nesting(doc, schema.MaxDepth+1) > schema.MaxDepth {
 			return // registration refuses these before compiling
 		}
-		sch, err := schema.Compile(doc)
+		sch, err := schema.New(doc, schema.DefaultLimits)
 		if err != nil {
 			return
 		}
@@ -135,8 +136,8 @@ func FuzzValidateParams(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if verr := sch.Validate(instance); verr != nil {
-			for _, field := range violationFields(status.Convert(paramViolations(verr))) {
+		if verr := sch.Validate(t.Context(), instance); verr != nil {
+			for _, field := range violationFields(status.Convert(statusOf(zap.NewNop(), verr))) {
 				if !strings.HasPrefix(field, "params") {
 					t.Errorf("violation field %q does not start with params", field)
 				}

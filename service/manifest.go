@@ -47,7 +47,7 @@ func (s *Server) getManifest(ctx context.Context, req *tooldexv1.GetManifestRequ
 		}
 		switch e.Loading() {
 		case tooldexv1.Loading_LOADING_CORE:
-			core = append(core, e.Tool()) // shared: manifest.Build only reads
+			core = append(core, e.Tool())
 		case tooldexv1.Loading_LOADING_DEFERRED:
 			deferred = append(deferred, e.Tool())
 		}

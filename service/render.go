@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
@@ -58,7 +59,7 @@ func renderSearch(query string, r *tooldexv1.SearchResponse, entries []*catalog.
 		}
 		b = append(b, '\n')
 	}
-	return string(b)
+	return bytesString(b)
 }
 
 func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*catalog.Entry) string {
@@ -70,7 +71,15 @@ func renderDiscover(query string, r *tooldexv1.DiscoverResponse, entries []*cata
 	b = appendFound(b, n, query, r.GetTotalDeferredTools())
 	b = renderResults(b, r.GetResults(), entries, true)
 	b = append(b, invokeHint+"\n"...)
-	return string(b)
+	return bytesString(b)
+}
+
+// bytesString returns b as a string without copying it, as
+// strings.Builder does: b must not be modified afterwards. The renderings
+// are built in one buffer that nothing else holds; copying it would cost
+// an allocation and a copy of the text on every Search.
+func bytesString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // appendFound appends `Found N deferred tools for "query" (M searched):`.

@@ -160,12 +160,11 @@ func fuseDense(st *semantic.Store, qv semantic.Query, res index.Result, ratio fl
 // changed keeps the dense store in step with the catalog (its
 // Config.Changed): a stored deferred tool is queued for embedding, any
 // other forgotten. Called with the catalog's lock held.
-func (d *dense) changed(tenant, name string, e *catalog.Entry) {
+func (d *dense) changed(tenant, name string, e *catalog.Entry, doc index.Doc) {
 	k := denseKey(tenant, name)
 	if e == nil || e.Loading() != tooldexv1.Loading_LOADING_DEFERRED {
 		d.store.Delete(k)
 		return
 	}
-	t := e.Tool()
-	d.store.Put(k, semantic.ToolText(name, t.GetSearchHint(), t.GetDescription(), e.ParamText()))
+	d.store.Put(k, semantic.ToolText(name, doc.SearchHint, doc.Description, doc.Params))
 }

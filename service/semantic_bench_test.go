@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,7 +92,7 @@ func BenchmarkSearchFused(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			lat := make([]time.Duration, 0, b.N)
 			i := 0
-			cpu := threadCPU()
+			cpu := cputime.Thread()
 			for b.Loop() {
 				q := queries[i%len(queries)]
 				if len(q) > index.MaxQueryBytes {
@@ -111,7 +112,7 @@ func BenchmarkSearchFused(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t0))
 			}
-			b.ReportMetric(float64((threadCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((cputime.Thread()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds())/1e3, "p90-µs")

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/semantic"
@@ -145,6 +146,42 @@ func TestSemanticSearchHidesDeniedTools(t *testing.T) {
 		got := resultNames(resp.GetResults())
 		if listed := slices.Contains(got, "send_mail"); listed != (caller == "admin") {
 			t.Errorf("caller %s: search = %v; send_mail listed %v, want %v", caller, got, listed, caller == "admin")
+		}
+	}
+}
+
+// TestSemanticSearchKeepsTenantsApart checks that dense retrieval, whose
+// store holds every tenant's tools, offers a tenant only what it sees.
+func TestSemanticSearchKeepsTenantsApart(t *testing.T) {
+	s := semanticServer(t, &semantictest.Concepts{}, nil) // the default tenant's tools
+	other := auth.NewContext(t.Context(), principal("u", "other", allButAdmin...))
+	if _, err := s.RegisterTools(other, &tooldexv1.RegisterToolsRequest{Tools: []*tooldexv1.Tool{
+		tool("post_letter", "Deliver a message to a mailbox."),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.dense.store.Stats().Embedded < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools not embedded: %+v", s.dense.store.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tests := []struct {
+		ctx        context.Context
+		want, hide string
+	}{
+		{t.Context(), "send_mail", "post_letter"},
+		{other, "post_letter", "send_mail"},
+	}
+	for _, tt := range tests {
+		resp, err := s.search(tt.ctx, &tooldexv1.SearchRequest{Query: "email my boss", MaxResults: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resultNames(resp.GetResults())
+		if !slices.Contains(got, tt.want) || slices.Contains(got, tt.hide) {
+			t.Errorf("search = %v, want %s and never %s", got, tt.want, tt.hide)
 		}
 	}
 }

@@ -213,7 +213,7 @@ func (s *Server) register(ctx context.Context, req *tooldexv1.RegisterToolsReque
 	if err := ve.err(); err != nil {
 		return nil, err
 	}
-	done, err := s.cat.Register(tenant, entries, req.GetValidateOnly())
+	done, err := s.cat.Register(tenant, principalOf(ctx).Name, entries, req.GetValidateOnly())
 	if err != nil {
 		return nil, err
 	}
@@ -257,14 +257,14 @@ func (s *Server) unregister(ctx context.Context, req *tooldexv1.UnregisterToolsR
 	return &tooldexv1.UnregisterToolsResponse{Removed: removed, NotFound: notFound}, nil
 }
 
-// ListTools lists registered tools sorted by name.
+// ListTools lists registered tools sorted by name, a page at a time.
 func (s *Server) ListTools(ctx context.Context, req *tooldexv1.ListToolsRequest) (*tooldexv1.ListToolsResponse, error) {
 	resp, err := s.listTools(ctx, req)
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
 	for i, t := range resp.Tools {
-		resp.Tools[i] = proto.CloneOf(t)
+		resp.Tools[i] = ownCopy(t)
 	}
 	return resp, nil
 }
@@ -276,12 +276,16 @@ func (s *Server) listTools(ctx context.Context, req *tooldexv1.ListToolsRequest)
 	if err != nil {
 		return nil, err
 	}
-	entries := s.cat.List(tenant, req.GetNamePrefix(), req.GetLoading())
+	size, after, err := pageOf(req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	entries, next := page(s.cat.List(tenant, req.GetNamePrefix(), req.GetLoading()), (*catalog.Entry).Name, after, size)
 	tools := make([]*tooldexv1.Tool, len(entries))
 	for i, e := range entries {
-		tools[i] = e.Tool()
+		tools[i] = e.WireTool()
 	}
-	return &tooldexv1.ListToolsResponse{Tools: tools}, nil
+	return &tooldexv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
 }
 
 // Search runs a ToolSearch query.
@@ -387,18 +391,23 @@ func checkSearch(n int32, view tooldexv1.SchemaView) (int, error) {
 }
 
 // fullResults replaces the catalog's shared tools by copies, for
-// in-process callers, who own what they get: decoded from the wire, as a
-// client gets them (a STRUCT view's tool holds its schema marshalled,
-// catalog.Entry.WireTool).
+// in-process callers, who own what they get.
 func fullResults(results []*tooldexv1.SearchResult) {
 	for _, r := range results {
-		b, err := proto.Marshal(r.Tool)
-		t := &tooldexv1.Tool{}
-		if err != nil || proto.Unmarshal(b, t) != nil {
-			t = proto.CloneOf(r.Tool) // not UTF-8 (in-process only): never a wire tool
-		}
-		r.Tool = t
+		r.Tool = ownCopy(r.Tool)
 	}
+}
+
+// ownCopy returns a copy of a catalog's shared tool decoded from the wire,
+// as a client gets it (a STRUCT view's tool holds its schema marshalled,
+// catalog.Entry.WireTool).
+func ownCopy(t *tooldexv1.Tool) *tooldexv1.Tool {
+	b, err := proto.Marshal(t)
+	c := &tooldexv1.Tool{}
+	if err != nil || proto.Unmarshal(b, c) != nil {
+		return proto.CloneOf(t) // not UTF-8 (in-process only): its schema is a Struct
+	}
+	return c
 }
 
 // results attaches the definitions tenant sees, in the schema view v
@@ -406,13 +415,12 @@ func fullResults(results []*tooldexv1.SearchResult) {
 // modified. A tool removed between ranking and lookup is dropped. v must
 // have passed checkView.
 func (s *Server) results(tenant string, hits []index.Hit, v tooldexv1.SchemaView) ([]*tooldexv1.SearchResult, []*catalog.Entry) {
-	found := s.cat.GetAll(make([]*catalog.Entry, 0, len(hits)), tenant, func(yield func(string) bool) {
-		for _, h := range hits {
-			if !yield(h.Name) {
-				return
-			}
-		}
-	})
+	var buf [16]string // names of the usual few hits, on the stack
+	names := buf[:0]
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	found := s.cat.GetAll(make([]*catalog.Entry, 0, len(hits)), tenant, names)
 	out := make([]*tooldexv1.SearchResult, 0, len(hits))
 	entries := found[:0]
 	vals := make([]tooldexv1.SearchResult, len(hits)) // one allocation rather than one each

@@ -488,7 +488,8 @@ func loadCatalogs(ctx context.Context, svc *service.Server, c *config, log *zap.
 			for _, t := range batch {
 				t.Source = &tooldexv1.ToolSource{Origin: tooldexv1.Origin_ORIGIN_CATALOG, Id: f.name}
 			}
-			if _, err := svc.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: batch}); err != nil {
+			// Catalog files are offered to every tenant: the shared catalog.
+			if _, err := svc.RegisterTools(ctx, &tooldexv1.RegisterToolsRequest{Tools: batch, Tenant: auth.SharedTenant}); err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
 			n += len(batch)

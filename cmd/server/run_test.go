@@ -206,7 +206,7 @@ func TestLoadCatalogsInBatches(t *testing.T) {
 	if err := loadCatalogs(context.Background(), svc, &config{catalogs: []string{good}}, zap.NewNop()); err != nil {
 		t.Fatalf("loadCatalogs: %v", err)
 	}
-	resp, err := svc.ListTools(context.Background(), &tooldexv1.ListToolsRequest{})
+	resp, err := svc.ListTools(context.Background(), &tooldexv1.ListToolsRequest{PageSize: 10000}) // one page
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,8 +143,11 @@ type QueryText struct {
 // arrays with q and are valid until the next Analyze or Reset.
 func (a *Analyzer) Analyze(q *QueryText, text string, terms, keywords bool) {
 	q.Reset()
-	if isASCII(text) {
-		q.tok.ascii(text)
+	ascii := isASCII(text)
+	var low string
+	if ascii {
+		low = lowerASCII(text)
+		q.tok.asciiLower(text, low)
 		q.Tokens = q.tok.out
 	} else {
 		q.Tokens = tokensUnicode(text)
@@ -152,8 +155,11 @@ func (a *Analyzer) Analyze(q *QueryText, text string, terms, keywords bool) {
 	if terms {
 		q.Terms = a.TermsOf(q.Terms, q.Tokens)
 	}
-	if keywords {
-		q.Keywords, q.words = a.keywordTerms(q.Keywords, q.words, text)
+	switch {
+	case keywords && ascii:
+		q.Keywords, q.words = a.keywordTermsLower(q.Keywords, q.words, text, low)
+	case keywords:
+		q.Keywords, q.words = a.keywordTermsUnicode(q.Keywords, q.words, text)
 	}
 }
 
@@ -194,8 +200,13 @@ func (b *tokenBuf) reset() {
 
 // ascii appends the tokens of ASCII text to b.out.
 func (b *tokenBuf) ascii(text string) {
+	b.asciiLower(text, lowerASCII(text)) // parts are slices of it: one copy at most
+}
+
+// asciiLower is ascii with text in lower case given: low, of text's
+// length.
+func (b *tokenBuf) asciiLower(text, low string) {
 	parts, ends := b.parts, b.ends[:0]
-	low := lowerASCII(text) // parts are slices of it: one copy at most
 	i := 0
 	for i < len(text) {
 		if !isWordByte(text[i]) {
@@ -380,6 +391,14 @@ func (a *Analyzer) KeywordTerms(query string) []KeywordTerm {
 // keywordTerms appends the keyword terms of query to out; their words
 // are appended to words, which it returns too.
 func (a *Analyzer) keywordTerms(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
+	if isASCII(query) {
+		return a.keywordTermsASCII(out, words, query)
+	}
+	return a.keywordTermsUnicode(out, words, query)
+}
+
+// keywordTermsUnicode is keywordTerms for any text.
+func (a *Analyzer) keywordTermsUnicode(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
 	for f := range strings.FieldsSeq(query) {
 		req := false
 		if len(f) > 1 && f[0] == '+' {
@@ -415,6 +434,72 @@ func (a *Analyzer) keywordTerms(out []KeywordTerm, words []string, query string)
 		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words[n:k:k], Required: req})
 	}
 	return out, words
+}
+
+// keywordTermsASCII is keywordTerms for ASCII queries: the query is
+// lowered once and every term, word and part is a slice of it.
+func (a *Analyzer) keywordTermsASCII(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
+	return a.keywordTermsLower(out, words, query, lowerASCII(query))
+}
+
+// keywordTermsLower is keywordTermsASCII with the query in lower case
+// given: low, of query's length.
+func (a *Analyzer) keywordTermsLower(out []KeywordTerm, words []string, query, low string) ([]KeywordTerm, []string) {
+	for i := 0; i < len(query); {
+		if isSpaceASCII(query[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(query) && !isSpaceASCII(query[i]) {
+			i++
+		}
+		from, to := start, i
+		req := false
+		if to-from > 1 && query[from] == '+' {
+			req = true
+			from++
+		}
+		// Trim what is not a word byte at both ends.
+		for from < to && !isWordByte(query[from]) {
+			from++
+		}
+		for to > from && !isWordByte(query[to-1]) {
+			to--
+		}
+		if from == to {
+			continue
+		}
+		n := len(words)
+		words = splitIdentifierLower(words, query[from:to], low[from:to])
+		k := n
+		for _, p := range words[n:] {
+			if a.keep(p) {
+				words[k] = p
+				k++
+			}
+		}
+		clear(words[k:])
+		words = words[:k]
+		if k == n {
+			continue
+		}
+		raw := low[from:to]
+		whole := raw
+		for j := 0; j < len(raw); j++ {
+			if !isWordByte(raw[j]) {
+				whole = ""
+				break
+			}
+		}
+		out = append(out, KeywordTerm{Raw: raw, Whole: whole, Words: words[n:k:k], Required: req})
+	}
+	return out, words
+}
+
+// isSpaceASCII reports the ASCII white space strings.Fields splits on.
+func isSpaceASCII(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 func notWordRune(r rune) bool { return !isWordRune(r) }

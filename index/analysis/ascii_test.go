@@ -39,3 +39,41 @@ func FuzzTokensASCIIMatchesSegmenter(f *testing.F) {
 		}
 	})
 }
+
+// The ASCII keyword terms must be those of the general path.
+var keywordSeeds = []string{
+	"+slack send", "send_message +GitHub pull", "node.js, (paren) 'quoted' +", "a the of +x ++y",
+	"FindSymbol find-symbol mcp__slack__send_message", "\ttabs\nand\vspaces\f\r", "+", "..", "",
+}
+
+func keywordsBothWays(a *Analyzer, s string) (got, want []KeywordTerm) {
+	got, _ = a.keywordTermsASCII(nil, nil, s)
+	want, _ = a.keywordTermsUnicode(nil, nil, s)
+	return got, want
+}
+
+func TestKeywordTermsASCIIMatchesUnicode(t *testing.T) {
+	a := New()
+	for _, s := range keywordSeeds {
+		if got, want := keywordsBothWays(a, s); !reflect.DeepEqual(got, want) {
+			t.Errorf("keywordTermsASCII(%q) = %+v, want %+v", s, got, want)
+		}
+	}
+}
+
+func FuzzKeywordTermsASCIIMatchesUnicode(f *testing.F) {
+	for _, s := range keywordSeeds {
+		f.Add(s)
+	}
+	a := New()
+	f.Fuzz(func(t *testing.T, s string) {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				return
+			}
+		}
+		if got, want := keywordsBothWays(a, s); !reflect.DeepEqual(got, want) {
+			t.Errorf("keywordTermsASCII(%q) = %+v, want %+v", s, got, want)
+		}
+	})
+}

@@ -28,10 +28,16 @@ func cmdEval(e env, args []string) error {
 	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
 	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
 	k3 := fs.Float64("k3", index.DefaultConfig().K3, "BM25F saturation of repeated query terms (negative: count every repeat)")
+	crossval := fs.Bool("crossval", false, "leave-one-dataset-out evaluation of --grid over --datasets (see README)")
+	datasets := fs.String("datasets", "", "with --crossval: dataset folders, comma-separated (a folder of dataset folders counts as each of them)")
+	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min)")
 	var sem semanticFlags
 	sem.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *crossval {
+		return runCrossval(e, *datasets, *grid)
 	}
 	if *tools == "" || *queries == "" {
 		return errors.New("eval: --tools and --queries are required")

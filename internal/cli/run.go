@@ -388,9 +388,17 @@ func cmdList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.ListTools(ctx, req)
-	if err != nil {
-		return rpcError("list", err)
+	// Every page, in one response.
+	resp := &tooldexv1.ListToolsResponse{}
+	for {
+		page, err := client.ListTools(ctx, req)
+		if err != nil {
+			return rpcError("list", err)
+		}
+		resp.Tools = append(resp.Tools, page.GetTools()...)
+		if req.PageToken = page.GetNextPageToken(); req.PageToken == "" {
+			break
+		}
 	}
 	if c.json {
 		return printJSON(e.stdout, resp)

@@ -2,6 +2,7 @@ package static
 
 import (
 	"fmt"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"math"
 	"runtime"
 	"slices"
@@ -88,11 +89,11 @@ func BenchmarkQuery(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
-	cpu := threadCPU()
+	cpu := cputime.Thread()
 	for b.Loop() {
 		m.VectorTo(dst, query25)
 	}
-	b.ReportMetric(float64((threadCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((cputime.Thread()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 }
 
 // BenchmarkTools100k embeds 100k tool texts (distinct: a counter is
@@ -109,11 +110,11 @@ func BenchmarkTools100k(b *testing.B) {
 	dst := make([]float32, m.Dim())
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cpu := threadCPU()
+	cpu := cputime.Thread()
 	for b.Loop() {
 		for _, t := range texts {
 			m.VectorTo(dst, t)
 		}
 	}
-	b.ReportMetric((threadCPU()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cputime.Thread()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }

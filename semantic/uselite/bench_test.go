@@ -1,6 +1,7 @@
 package uselite
 
 import (
+	"github.com/tooldex/tooldex/internal/cputime"
 	"runtime"
 	"testing"
 )
@@ -18,11 +19,11 @@ func BenchmarkEmbedQuery(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
-	cpu := threadCPU()
+	cpu := cputime.Thread()
 	for b.Loop() {
 		m.VectorTo(dst, query25)
 	}
-	b.ReportMetric(float64((threadCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((cputime.Thread()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	b.ReportMetric(float64(len(m.tok.Encode(nil, query25))), "tokens")
 }
 
@@ -52,10 +53,10 @@ func BenchmarkEmbedTool(b *testing.B) {
 	dst := make([]float32, Dim)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cpu := threadCPU()
+	cpu := cputime.Thread()
 	for b.Loop() {
 		m.VectorTo(dst, toolText)
 	}
-	b.ReportMetric(float64((threadCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((cputime.Thread()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	b.ReportMetric(float64(len(m.tok.Encode(nil, toolText))), "tokens")
 }

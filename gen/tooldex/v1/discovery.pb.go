@@ -563,6 +563,10 @@ type ListToolsRequest struct {
 	NamePrefix string `protobuf:"bytes,1,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	// Only tools loaded this way; LOADING_UNSPECIFIED lists all.
 	Loading Loading `protobuf:"varint,2,opt,name=loading,proto3,enum=tooldex.v1.Loading" json:"loading,omitempty"`
+	// At most this many per page: 0 means 1,000; above 10,000 means 10,000.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page; empty for the first.
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// The tenant to address, for admin principals only: another tenant, or
 	// "shared" for the shared catalog offered to every tenant. Empty means
 	// the caller's own tenant; set by a principal without the admin scope it
@@ -616,6 +620,20 @@ func (x *ListToolsRequest) GetLoading() Loading {
 	return Loading_LOADING_UNSPECIFIED
 }
 
+func (x *ListToolsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListToolsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 func (x *ListToolsRequest) GetTenant() string {
 	if x != nil {
 		return x.Tenant
@@ -627,7 +645,9 @@ func (x *ListToolsRequest) GetTenant() string {
 type ListToolsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tools, each with its loading set.
-	Tools         []*Tool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	Tools []*Tool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// Set when more tools follow: pass it as page_token for the next page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -667,6 +687,13 @@ func (x *ListToolsResponse) GetTools() []*Tool {
 		return x.Tools
 	}
 	return nil
+}
+
+func (x *ListToolsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // SearchRequest is a ToolSearch query.
@@ -1638,7 +1665,11 @@ type ListHostsRequest struct {
 	// "shared" for the shared catalog offered to every tenant. Empty means
 	// the caller's own tenant; set by a principal without the admin scope it
 	// is PERMISSION_DENIED (field tenant).
-	Tenant        string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Tenant string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// At most this many per page: 0 means 1,000; above 10,000 means 10,000.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page; empty for the first.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1680,11 +1711,27 @@ func (x *ListHostsRequest) GetTenant() string {
 	return ""
 }
 
+func (x *ListHostsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListHostsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // ListHostsResponse lists connected hosts.
 type ListHostsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Hosts, sorted by host id.
-	Hosts         []*HostInfo `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// Hosts, sorted by host id, then session id.
+	Hosts []*HostInfo `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// Set when more hosts follow: pass it as page_token for the next page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1724,6 +1771,13 @@ func (x *ListHostsResponse) GetHosts() []*HostInfo {
 		return x.Hosts
 	}
 	return nil
+}
+
+func (x *ListHostsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // HostInfo describes one connected host session.
@@ -2276,14 +2330,18 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\x06tenant\x18\x02 \x01(\tR\x06tenant\"P\n" +
 	"\x17UnregisterToolsResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x03(\tR\aremoved\x12\x1b\n" +
-	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"z\n" +
+	"\tnot_found\x18\x02 \x03(\tR\bnotFound\"\xb6\x01\n" +
 	"\x10ListToolsRequest\x12\x1f\n" +
 	"\vname_prefix\x18\x01 \x01(\tR\n" +
 	"namePrefix\x12-\n" +
-	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\x12\x16\n" +
-	"\x06tenant\x18\x03 \x01(\tR\x06tenant\";\n" +
+	"\aloading\x18\x02 \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\"c\n" +
 	"\x11ListToolsResponse\x12&\n" +
-	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\"\xda\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x10.tooldex.v1.ToolR\x05tools\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xda\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1f\n" +
 	"\vmax_results\x18\x02 \x01(\x05R\n" +
@@ -2357,11 +2415,15 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12%\n" +
 	"\x0eparams_summary\x18\x02 \x01(\tR\rparamsSummary\x12%\n" +
 	"\x0eapproval_token\x18\x03 \x01(\tR\rapprovalToken\x12\x12\n" +
-	"\x04rule\x18\x04 \x01(\tR\x04rule\"*\n" +
+	"\x04rule\x18\x04 \x01(\tR\x04rule\"f\n" +
 	"\x10ListHostsRequest\x12\x16\n" +
-	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"?\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"g\n" +
 	"\x11ListHostsResponse\x12*\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\"\xf9\x01\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf9\x01\n" +
 	"\bHostInfo\x12\x17\n" +
 	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1d\n" +
 	"\n" +
