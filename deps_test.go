@@ -63,7 +63,7 @@ func TestDependencies(t *testing.T) {
 		},
 		{
 			// The wire: what speaks the API without the server's insides.
-			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./limit", "./manifest", "./toolfile", "./toolhost", "./demohost", "./mcpbridge", "./mcpfacade"},
+			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./internal/mcpconv", "./limit", "./manifest", "./toolfile", "./toolhost", "./demohost", "./mcpbridge", "./mcpfacade"},
 			forbidden: server,
 		},
 		{

@@ -58,6 +58,7 @@ func validate(ve *ValidationError, field string, t *tooldexv1.Tool) map[string]a
 			ve.Add(fmt.Sprintf("%s.aliases[%d]", field, i), "%s", why)
 		}
 	}
+	checkToolMCPFields(ve, field, t)
 	if t.GetInputSchemaJson() != "" {
 		ve.Add(field+".input_schema_json", "is output only (Search, Discover and Prefetch fill it for SCHEMA_VIEW_JSON); register the schema as input_schema")
 	}

@@ -440,8 +440,8 @@ func startProc(t *testing.T, re *regexp.Regexp, name string, env []string, args 
 func TestAuthMCPFacade(t *testing.T) {
 	s := startAuthServer(t)
 	bin := mcpBinaries(t)
-	url := startProc(t, regexp.MustCompile(`msg="serving MCP over streamable HTTP" addr=(\S+)`), filepath.Join(bin, "mcpserver"), nil,
-		"--addr", s.addr, "--tls-ca", s.caFile, "--http", "127.0.0.1:0", "--auth-tokens", s.tokensFile) + "/"
+	url := startProc(t, regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(\S+)`), filepath.Join(bin, "mcpserver"), nil,
+		"--addr", s.addr, "--tls-ca", s.caFile, "--http", "127.0.0.1:0", "--auth-tokens", s.tokensFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	defer http.DefaultTransport.(*http.Transport).CloseIdleConnections()
@@ -454,7 +454,7 @@ func TestAuthMCPFacade(t *testing.T) {
 		sess.Close()
 		t.Error("MCP connect without a token succeeded, want 401")
 	}
-	resp, err := http.Get(url + ".well-known/oauth-protected-resource")
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/.well-known/oauth-protected-resource")
 	if err == nil {
 		resp.Body.Close()
 	}

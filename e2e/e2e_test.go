@@ -33,7 +33,8 @@ var (
 	buildErr  error
 )
 
-// binaries builds the server, the client and grpcurl once per test run.
+// binaries builds the server, the client, the MCP bridge and façade and
+// grpcurl once per test run.
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -49,9 +50,11 @@ func binaries(t *testing.T) string {
 			return
 		}
 		for name, b := range map[string]struct{ pkg, modfile string }{
-			"tooldex-server": {pkg: "github.com/tooldex/tooldex/cmd/server"},
-			"tooldex":        {pkg: "github.com/tooldex/tooldex/cmd/tooldex"},
-			"grpcurl":        {pkg: "github.com/fullstorydev/grpcurl/cmd/grpcurl", modfile: tools},
+			"tooldex-server":    {pkg: "github.com/tooldex/tooldex/cmd/server"},
+			"tooldex":           {pkg: "github.com/tooldex/tooldex/cmd/tooldex"},
+			"tooldex-mcpbridge": {pkg: "github.com/tooldex/tooldex/cmd/mcpbridge"},
+			"tooldex-mcpserver": {pkg: "github.com/tooldex/tooldex/cmd/mcpserver"},
+			"grpcurl":           {pkg: "github.com/fullstorydev/grpcurl/cmd/grpcurl", modfile: tools},
 		} {
 			args := []string{"build", "-o", filepath.Join(binDir, name)}
 			if b.modfile != "" {

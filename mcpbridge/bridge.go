@@ -54,6 +54,10 @@ type Options struct {
 	// HostMinBackoff and HostMaxBackoff are passed to the tool hosts as
 	// their reconnection backoff to the tooldex server.
 	HostMinBackoff, HostMaxBackoff time.Duration
+	// Sampling and Elicitation declare those client capabilities to every
+	// server (ServerConfig.Sampling and Elicitation do it for one); see
+	// ServerConfig for what the bridge answers such requests with.
+	Sampling, Elicitation bool
 	// NewTransport, when set, makes the transport of each connection to a
 	// server instead of the default (mcp.CommandTransport or
 	// mcp.StreamableClientTransport). For tests.
@@ -101,12 +105,13 @@ func New(cfg *Config, opts Options) (*Bridge, error) {
 		taken[sn] = name
 		log := b.log.With(zap.String("mcp_server", name))
 		s := &server{
-			b:     b,
-			name:  name,
-			sname: sn,
-			sc:    sc,
-			log:   log,
-			tools: make(map[string]*tooldexv1.Tool),
+			b:        b,
+			name:     name,
+			sname:    sn,
+			sc:       sc,
+			log:      log,
+			tools:    make(map[string]*tooldexv1.Tool),
+			progress: make(map[string]*toolhost.Call),
 			host: toolhost.New(toolhost.Config{
 				Addr:       opts.Addr,
 				Auth:       opts.Auth,
@@ -199,6 +204,7 @@ type server struct {
 	proc     *os.Process
 	tools    map[string]*tooldexv1.Tool // served tools by tooldex name
 	original map[string]string          // tooldex name → MCP tool name
+	progress map[string]*toolhost.Call  // progressToken sent upstream → the call it reports on
 }
 
 // run keeps a session with the server until ctx is done, restarting it
@@ -231,18 +237,22 @@ func (s *server) run(ctx context.Context) {
 // list_changed, until the session ends or ctx is done. Its tools are
 // removed from the host when it returns.
 func (s *server) session(ctx context.Context) error {
-	changed := make(chan struct{}, 1)
-	client := mcp.NewClient(&mcp.Implementation{Name: "tooldex-mcpbridge", Version: "v1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	})
 	t, cmd, err := s.transport()
 	if err != nil {
 		return err
+	}
+	_, isHTTP := t.(*mcp.StreamableClientTransport)
+	if !isHTTP {
+		t = progressTransport{Transport: t, dispatch: s.dispatchProgress}
+	}
+	changed := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "tooldex-mcpbridge", Version: "v1"}, s.clientOptions(changed, !isHTTP))
+	roots := s.b.cfg.Roots
+	if s.sc.Roots != nil {
+		roots = s.sc.Roots
+	}
+	for _, r := range roots {
+		client.AddRoots(&mcp.Root{URI: r.URI, Name: r.Name})
 	}
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
@@ -446,7 +456,20 @@ func (s *server) handler(name string) toolhost.Handler {
 		} else if call.Params == nil {
 			args = map[string]any{}
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: orig, Arguments: args})
+		params := &mcp.CallToolParams{Name: orig, Arguments: args}
+		if call.WantProgress {
+			// The call id is unique on the host: it is the token.
+			params.SetProgressToken(call.ID)
+			s.mu.Lock()
+			s.progress[call.ID] = call
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				delete(s.progress, call.ID)
+				s.mu.Unlock()
+			}()
+		}
+		res, err := cs.CallTool(ctx, params)
 		if err != nil {
 			return nil, fmt.Errorf("MCP server %q: tools/call %q: %w", s.name, orig, err)
 		}

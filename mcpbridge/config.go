@@ -15,10 +15,24 @@ import (
 //	{"mcpServers": {
 //	  "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"K": "V"}},
 //	  "web": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ..."}}
-//	}}
+//	},
+//	 "roots": [{"uri": "file:///home/me/project", "name": "project"}]}
+//
+// Roots are what the bridge answers roots/list with: the top-level list for
+// every server without roots of its own.
 type Config struct {
 	Servers map[string]ServerConfig `json:"mcpServers"`
+	Roots   []Root                  `json:"roots,omitempty"`
 }
+
+// Root is an MCP root: a file:// URI the servers may work under.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// maxRoots bounds a roots list.
+const maxRoots = 64
 
 // ServerConfig is one MCP server: a stdio command (Command, Args, Env, Cwd)
 // or a streamable HTTP endpoint (URL, Headers).
@@ -34,6 +48,15 @@ type ServerConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
+	// Roots replace the top-level roots for this server.
+	Roots []Root `json:"roots,omitempty"`
+	// Sampling and Elicitation declare those client capabilities to the
+	// server (as Options.Sampling and Options.Elicitation do for every
+	// server), so that it offers the tools it keeps for such clients. The
+	// requests themselves are answered with an error: tooldex has no way
+	// yet to forward a server's request to the frontend's user or model.
+	Sampling    bool `json:"sampling,omitempty"`
+	Elicitation bool `json:"elicitation,omitempty"`
 }
 
 // Stdio reports whether s is a stdio (subprocess) server.
@@ -63,6 +86,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, errors.New("mcpbridge: config has no \"mcpServers\" object")
 	}
 	var errs []error
+	if err := validRoots(cfg.Roots); err != nil {
+		errs = append(errs, fmt.Errorf("roots: %w", err))
+	}
 	for _, name := range cfg.names() {
 		if err := cfg.Servers[name].validate(); err != nil {
 			errs = append(errs, fmt.Errorf("mcpServers.%s: %w", name, err))
@@ -87,7 +113,24 @@ func (c *Config) names() []string {
 	return names
 }
 
+// validRoots checks a roots list: at most maxRoots file:// URIs.
+func validRoots(roots []Root) error {
+	if len(roots) > maxRoots {
+		return fmt.Errorf("has %d roots, at most %d", len(roots), maxRoots)
+	}
+	for i, r := range roots {
+		u, err := url.Parse(r.URI)
+		if err != nil || u.Scheme != "file" {
+			return fmt.Errorf("[%d]: uri %q must be a file:// URI", i, r.URI)
+		}
+	}
+	return nil
+}
+
 func (s ServerConfig) validate() error {
+	if err := validRoots(s.Roots); err != nil {
+		return fmt.Errorf("roots: %w", err)
+	}
 	switch {
 	case s.Command != "" && s.URL != "":
 		return errors.New("has both \"command\" and \"url\"")

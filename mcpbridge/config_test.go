@@ -29,6 +29,19 @@ func TestParseConfig(t *testing.T) {
 	if !got.Servers["fs"].Stdio() || got.Servers["web"].Stdio() {
 		t.Errorf("Stdio wrong")
 	}
+
+	got, err = ParseConfig([]byte(`{"mcpServers": {"a": {"command": "x", "sampling": true, "elicitation": true, "roots": [{"uri": "file:///a"}]}},
+		"roots": [{"uri": "file:///home/me", "name": "home"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = &Config{
+		Servers: map[string]ServerConfig{"a": {Command: "x", Sampling: true, Elicitation: true, Roots: []Root{{URI: "file:///a"}}}},
+		Roots:   []Root{{URI: "file:///home/me", Name: "home"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseConfig with roots and capabilities = %+v, want %+v", got, want)
+	}
 }
 
 func TestParseConfigErrors(t *testing.T) {
@@ -44,6 +57,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad scheme", `{"mcpServers": {"a": {"url": "ftp://h"}}}`, `scheme`},
 		{"headers on command", `{"mcpServers": {"a": {"command": "x", "headers": {"k": "v"}}}}`, `"headers"`},
 		{"names both errors", `{"mcpServers": {"a": {}, "b": {}}}`, `mcpServers.b`},
+		{"root not file", `{"mcpServers": {"a": {"command": "x"}}, "roots": [{"uri": "https://h/x"}]}`, `roots: [0]: uri "https://h/x" must be a file:// URI`},
+		{"server root not file", `{"mcpServers": {"a": {"command": "x", "roots": [{"uri": "/tmp"}]}}}`, `mcpServers.a: roots: [0]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -110,3 +110,66 @@ func everythingEcho(t *testing.T, c tooldexv1.DiscoveryServiceClient, msg string
 		t.Errorf("Execute echo: is_error %v, text %q, want %q", ex.GetIsError(), got, "Echo: "+msg)
 	}
 }
+
+// TestEverythingCapabilitiesRootsProgress bridges server-everything with
+// sampling and elicitation declared and a root configured: the tools it
+// keeps for such clients appear, get-roots-list lists the configured root,
+// a sampling request is refused with the bridge's explanation (the
+// frontend cannot be reached), and ExecuteStream gets the server's
+// progress notifications: the bridge passed a progressToken upstream.
+func TestEverythingCapabilitiesRootsProgress(t *testing.T) {
+	js := npmServer(t, "server-everything")
+	addr, c := startTooldex(t)
+	startBridge(t, addr, `{"mcpServers": {
+		"everything": {"command": "node", "args": [`+quote(js)+`, "stdio"], "sampling": true, "elicitation": true}
+	}, "roots": [{"uri": "file:///tmp/tooldex-root", "name": "the root"}]}`)
+
+	const p = "mcp__everything__"
+	waitHas(t, c, p, p+"get-roots-list", p+"trigger-sampling-request", p+"trigger-elicitation-request", p+"trigger-url-elicitation", p+"simulate-research-query")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ex, err := c.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: p + "get-roots-list", ParamsJson: `{}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(ex.GetContent()); !strings.Contains(got, "file:///tmp/tooldex-root") || !strings.Contains(got, "the root") {
+		t.Errorf("get-roots-list = %q, want the configured root", got)
+	}
+
+	ex, err = c.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: p + "trigger-sampling-request", ParamsJson: `{"prompt": "hi"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(ex.GetContent()); !ex.GetIsError() || !strings.Contains(got, "does not forward server-to-client requests") {
+		t.Errorf("trigger-sampling-request: is_error %v, text %q; want the bridge's refusal", ex.GetIsError(), got)
+	}
+
+	stream, err := c.ExecuteStream(ctx, &tooldexv1.ExecuteStreamRequest{Request: &tooldexv1.ExecuteRequest{
+		ToolName: p + "trigger-long-running-operation", ParamsJson: `{"duration": 0.3, "steps": 3}`,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress []float64
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("ExecuteStream after %v: %v", progress, err)
+		}
+		if pr := m.GetProgress(); pr != nil {
+			if pr.GetTotal() != 3 {
+				t.Errorf("progress total = %v, want 3", pr.GetTotal())
+			}
+			progress = append(progress, pr.GetProgress())
+			continue
+		}
+		if got := texts(m.GetResult().GetContent()); !strings.Contains(got, "Long running operation completed") {
+			t.Errorf("result = %q", got)
+		}
+		break
+	}
+	if !slices.Equal(progress, []float64{1, 2, 3}) {
+		t.Errorf("progress = %v, want [1 2 3]", progress)
+	}
+}

@@ -27,7 +27,14 @@ func TestMain(m *testing.M) {
 // returns its address and a client; both stop at the test's cleanup.
 func startTooldex(t *testing.T) (string, tooldexv1.DiscoveryServiceClient) {
 	t.Helper()
-	svc := service.New(service.Config{Logger: zaptest.NewLogger(t)})
+	return startTooldexConfig(t, service.Config{})
+}
+
+// startTooldexConfig is startTooldex with a server configuration.
+func startTooldexConfig(t *testing.T, cfg service.Config) (string, tooldexv1.DiscoveryServiceClient) {
+	t.Helper()
+	cfg.Logger = zaptest.NewLogger(t)
+	svc := service.New(cfg)
 	gs := grpc.NewServer()
 	tooldexv1.RegisterDiscoveryServiceServer(gs, svc)
 	tooldexv1.RegisterHostServiceServer(gs, svc.Hosts())

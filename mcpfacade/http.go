@@ -19,6 +19,10 @@ import (
 // is served.
 const ProtectedResourcePath = "/.well-known/oauth-protected-resource"
 
+// MCPPath is the streamable HTTP endpoint's path, the one MCP clients are
+// configured with (http://host:port/mcp).
+const MCPPath = "/mcp"
+
 // HTTPOptions configures HTTPHandler.
 type HTTPOptions struct {
 	// Auth validates bearer tokens; nil or anonymous serves without
@@ -84,7 +88,7 @@ func HTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(ProtectedResourcePath, meta)
 	mux.Handle(ProtectedResourcePath+"/", meta)
-	mux.Handle("/", checkOrigin(h, opts.AllowedOrigins))
+	mux.Handle(MCPPath, checkOrigin(h, opts.AllowedOrigins)) // any other path: 404
 	return mux
 }
 

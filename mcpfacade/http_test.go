@@ -85,7 +85,7 @@ func TestHTTPHandlerAuth(t *testing.T) {
 
 	post := func(tr bearerTransport) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+mcpfacade.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := (&http.Client{Transport: tr}).Do(req)
@@ -121,7 +121,7 @@ func TestHTTPHandlerAuth(t *testing.T) {
 	for _, origin := range []string{"", "https://app.example", "http://localhost:3000"} {
 		client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 		ctx := context.Background()
-		session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/", HTTPClient: &http.Client{Transport: bearerTransport{token: userToken, origin: origin}}}, nil)
+		session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + mcpfacade.MCPPath, HTTPClient: &http.Client{Transport: bearerTransport{token: userToken, origin: origin}}}, nil)
 		if err != nil {
 			t.Fatalf("origin %q: connect: %v", origin, err)
 		}

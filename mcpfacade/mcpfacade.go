@@ -38,7 +38,6 @@ package mcpfacade
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -47,9 +46,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/mcpconv"
 	"github.com/tooldex/tooldex/manifest"
 )
 
@@ -94,8 +93,8 @@ func New(client tooldexv1.DiscoveryServiceClient, opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "tooldex tool discovery", Version: version},
 		&mcp.ServerOptions{Instructions: Instructions, Logger: opts.Logger})
 	entry := manifest.EntryTools()
-	s.AddTool(mcpTool(entry[0], nil), f.search)
-	s.AddTool(mcpTool(entry[1], []any{"tool_name"}), f.execute)
+	s.AddTool(mcpconv.ToTool(entry[0]), f.search)
+	s.AddTool(mcpconv.ToTool(entry[1]), f.execute)
 	if opts.PassThrough {
 		timeout := opts.ManifestTimeout
 		if timeout <= 0 {
@@ -134,6 +133,17 @@ func AddCoreTools(ctx context.Context, s *mcp.Server, client tooldexv1.Discovery
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
+	// The manifest says which core tools the caller has; ListTools has
+	// their full definitions (title, icons, output schema, _meta,
+	// annotations), which MCP clients get as the tools' own.
+	full := make(map[string]*tooldexv1.Tool)
+	if lr, err := client.ListTools(ctx, &tooldexv1.ListToolsRequest{Loading: tooldexv1.Loading_LOADING_CORE}); err != nil {
+		f.log.Warn("mcpfacade: ListTools failed: core tools get only their name, description and input schema", "error", err)
+	} else {
+		for _, t := range lr.GetTools() {
+			full[t.GetName()] = t
+		}
+	}
 	n := 0
 	for _, t := range tools {
 		if t.Name == "" || t.Name == manifest.ToolSearchName || t.Name == manifest.ExecuteToolName {
@@ -144,17 +154,43 @@ func AddCoreTools(ctx context.Context, s *mcp.Server, client tooldexv1.Discovery
 			schema = map[string]any{"type": "object"} // MCP needs an object schema
 		}
 		name := t.Name
-		s.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: schema},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				params, res := decodeObject(req.Params.Arguments, "arguments")
-				if res != nil {
-					return res, nil
-				}
-				return f.call(ctx, req, name, params)
-			})
+		mt := &mcp.Tool{Name: name, Description: t.Description, InputSchema: schema}
+		if ft := full[name]; ft != nil {
+			mt = mcpconv.ToTool(ft)
+			if m, _ := mt.InputSchema.(map[string]any); m["type"] != "object" {
+				mt.InputSchema = schema // MCP needs an object schema
+			}
+		}
+		err := addTool(s, mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, problem := args(req.Params.Arguments)
+			if problem != "" {
+				return inputError(name, problem, "an object matching the tool's input schema"), nil
+			}
+			params, err := json.Marshal(a)
+			if err != nil {
+				return nil, err
+			}
+			return f.call(ctx, req, name, string(params))
+		})
+		if err != nil {
+			f.log.Warn("mcpfacade: core tool not exposed", "tool", name, "error", err)
+			continue
+		}
 		n++
 	}
 	return n, nil
+}
+
+// addTool is s.AddTool, which panics on a tool it cannot serve (a schema
+// the SDK refuses): a registered tool must not take the façade down.
+func addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	s.AddTool(t, h)
+	return nil
 }
 
 // facade holds what the tool handlers share.
@@ -164,45 +200,30 @@ type facade struct {
 	log    *slog.Logger
 }
 
-// mcpTool converts an entry tool; required, when non-nil, replaces the
-// schema's required list.
-func mcpTool(t *tooldexv1.Tool, required []any) *mcp.Tool {
-	schema := t.GetInputSchema().AsMap()
-	if required != nil {
-		schema["required"] = required
-	}
-	mt := &mcp.Tool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema}
-	if a := t.GetAnnotations(); a != nil {
-		f := false
-		mt.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: a.GetReadOnly(), IdempotentHint: a.GetIdempotent(), DestructiveHint: &f, OpenWorldHint: &f}
-	}
-	return mt
-}
-
-// searchInput is ToolSearch's input.
-type searchInput struct {
-	Query      *string  `json:"query"`
-	MaxResults *float64 `json:"max_results"`
-}
+const (
+	searchExpected  = `{"query": "<query>", "max_results": <1-100, optional>}`
+	executeExpected = `{"tool_name": "<name>", "params": {...}} (params {} when the tool takes none)`
+)
 
 func (f *facade) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ctx = forwardToken(ctx, req)
-	var in searchInput
-	if err := unmarshalArgs(req.Params.Arguments, &in); err != nil {
-		return toolError("Invalid ToolSearch input: " + err.Error() + `. Expected {"query": "<query>", "max_results": <1-100>}.`), nil
+	a, problem := args(req.Params.Arguments)
+	if problem != "" {
+		return inputError(manifest.ToolSearchName, problem, searchExpected), nil
 	}
-	if in.Query == nil || strings.TrimSpace(*in.Query) == "" {
-		return toolError(`Invalid ToolSearch input: "query" is required, e.g. {"query": "slack send"} or {"query": "select:Name1,Name2"}.`), nil
+	query, ok, problem := stringArg(a, "query")
+	if problem == "" && (!ok || strings.TrimSpace(query) == "") {
+		problem = `"query" is required, e.g. {"query": "slack send"} or {"query": "select:Name1,Name2"}`
 	}
-	var limit int32
-	if in.MaxResults != nil {
-		v := *in.MaxResults
-		if v != float64(int64(v)) || v < 1 {
-			return toolError(fmt.Sprintf(`Invalid ToolSearch input: "max_results" must be an integer from 1 to 100, not %v.`, v)), nil
-		}
-		limit = int32(min(v, 100))
+	if problem != "" {
+		return inputError(manifest.ToolSearchName, problem, searchExpected), nil
 	}
-	query := strings.TrimSpace(*in.Query)
+	maxResults, _, problem := intArg(a, "max_results", 1, 100)
+	if problem != "" {
+		return inputError(manifest.ToolSearchName, problem, searchExpected), nil
+	}
+	limit := int32(maxResults)
+	query = strings.TrimSpace(query)
 	if task, ok := cutPrefixFold(query, "discover:"); ok {
 		resp, err := f.client.Discover(ctx, &tooldexv1.DiscoverRequest{Query: strings.TrimSpace(task), MaxResults: limit, Caller: f.opts.Caller})
 		if err != nil {
@@ -225,77 +246,37 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return s, false
 }
 
-// executeInput is ExecuteTool's input.
-type executeInput struct {
-	ToolName *string         `json:"tool_name"`
-	Params   json.RawMessage `json:"params"`
-}
-
 func (f *facade) execute(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in executeInput
-	if err := unmarshalArgs(req.Params.Arguments, &in); err != nil {
-		return toolError("Invalid ExecuteTool input: " + err.Error() + `. Expected {"tool_name": "<name>", "params": {...}}.`), nil
+	a, problem := args(req.Params.Arguments)
+	if problem != "" {
+		return inputError(manifest.ExecuteToolName, problem, executeExpected), nil
 	}
-	if in.ToolName == nil || strings.TrimSpace(*in.ToolName) == "" {
-		return toolError(`Invalid ExecuteTool input: "tool_name" is required. Find the tool with ToolSearch first, then call {"tool_name": "<name>", "params": {...}}.`), nil
+	name, ok, problem := stringArg(a, "tool_name")
+	if problem == "" && (!ok || strings.TrimSpace(name) == "") {
+		problem = `"tool_name" is required: find the tool with ToolSearch first`
 	}
-	params, res := decodeObject(in.Params, "params")
-	if res != nil {
-		return res, nil
+	if problem != "" {
+		return inputError(manifest.ExecuteToolName, problem, executeExpected), nil
 	}
-	return f.call(ctx, req, strings.TrimSpace(*in.ToolName), params)
+	params, ok, problem := objectArg(a, "params")
+	if problem == "" && !ok {
+		problem = `"params" is required: pass {} when the tool takes no parameters`
+	}
+	if problem != "" {
+		return inputError(manifest.ExecuteToolName, problem, executeExpected), nil
+	}
+	return f.call(ctx, req, strings.TrimSpace(name), params)
 }
 
-// decodeObject decodes a JSON object (absent or null: empty) into a Struct,
-// or returns a tool error naming field.
-func decodeObject(raw json.RawMessage, field string) (*structpb.Struct, *mcp.CallToolResult) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return &structpb.Struct{Fields: map[string]*structpb.Value{}}, nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, toolError(fmt.Sprintf("Invalid %s: must be a JSON object matching the tool's input schema (%v).", field, err))
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		return nil, toolError(fmt.Sprintf("Invalid %s: %v.", field, err))
-	}
-	return s, nil
-}
-
-// unmarshalArgs decodes a tool call's arguments; absent means {}.
-func unmarshalArgs(raw json.RawMessage, v any) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("%q must be a JSON %s", te.Field, jsonKind(te.Field))
-		}
-		return errors.New("arguments must be a JSON object")
-	}
-	return nil
-}
-
-func jsonKind(field string) string {
-	switch field {
-	case "max_results":
-		return "integer"
-	case "params":
-		return "object"
-	}
-	return "string"
-}
-
-// call runs Execute for tool name and maps the answer to an MCP result.
-func (f *facade) call(ctx context.Context, req *mcp.CallToolRequest, name string, params *structpb.Struct) (*mcp.CallToolResult, error) {
+// call runs Execute for tool name with its parameters as JSON text (so
+// 64-bit integers stay exact) and maps the answer to an MCP result.
+func (f *facade) call(ctx context.Context, req *mcp.CallToolRequest, name, paramsJSON string) (*mcp.CallToolResult, error) {
 	ctx = forwardToken(ctx, req)
-	ereq := &tooldexv1.ExecuteRequest{ToolName: name, Params: params, Caller: f.opts.Caller}
+	ereq := &tooldexv1.ExecuteRequest{ToolName: name, ParamsJson: paramsJSON, Caller: f.opts.Caller}
 	if req != nil && req.Session != nil {
 		ereq.SessionId = req.Session.ID()
 	}
-	resp, err := f.client.Execute(ctx, ereq)
+	resp, err := f.exec(ctx, req, ereq)
 	if err != nil {
 		return f.rpcError("Execute", err)
 	}
@@ -305,7 +286,7 @@ func (f *facade) call(ctx context.Context, req *mcp.CallToolRequest, name string
 			return res, nil
 		}
 		ereq.ApprovalToken = token
-		if resp, err = f.client.Execute(ctx, ereq); err != nil {
+		if resp, err = f.exec(ctx, req, ereq); err != nil {
 			return f.rpcError("Execute", err)
 		}
 		if resp.GetApprovalRequired() != nil {
@@ -371,32 +352,11 @@ func approvalText(ar *tooldexv1.ApprovalRequest) string {
 	return b.String()
 }
 
-// result maps an ExecuteResponse to an MCP tool result.
+// result maps an ExecuteResponse to an MCP tool result: every content
+// block as the host sent it (annotations and _meta too), structured
+// content and isError.
 func result(resp *tooldexv1.ExecuteResponse) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Content: []mcp.Content{}, IsError: resp.GetIsError()}
-	for _, c := range resp.GetContent() {
-		switch k := c.GetKind().(type) {
-		case *tooldexv1.Content_Text:
-			res.Content = append(res.Content, &mcp.TextContent{Text: k.Text})
-		case *tooldexv1.Content_Json:
-			b, err := json.Marshal(k.Json.AsInterface())
-			if err != nil {
-				b = []byte(k.Json.String())
-			}
-			res.Content = append(res.Content, &mcp.TextContent{Text: string(b)})
-		case *tooldexv1.Content_Image:
-			res.Content = append(res.Content, &mcp.ImageContent{Data: k.Image.GetData(), MIMEType: k.Image.GetMimeType()})
-		case *tooldexv1.Content_Resource:
-			r := k.Resource
-			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
-				URI: r.GetUri(), MIMEType: r.GetMimeType(), Text: r.GetText(), Blob: r.GetBlob(),
-			}})
-		}
-	}
-	if sc := resp.GetStructuredContent(); sc != nil {
-		res.StructuredContent = sc.AsMap()
-	}
-	return res
+	return mcpconv.ToResult(resp.GetContent(), resp.GetStructuredContent(), resp.GetIsError())
 }
 
 // rpcError maps a gRPC error: internal failures are protocol errors,

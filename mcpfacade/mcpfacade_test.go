@@ -182,10 +182,10 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	if !res.IsError || !strings.Contains(got, "params") {
 		t.Errorf("ExecuteTool with string params: error %v, text %q", res.IsError, got)
 	}
-	// No params at all: {} (time_now's zone is optional).
+	// No params at all: the schema (the manifest's) requires them.
 	res, got = call(t, cs, "ExecuteTool", map[string]any{"tool_name": "time_now"})
-	if res.IsError {
-		t.Errorf("ExecuteTool time_now without params: %q", got)
+	if !res.IsError || !strings.Contains(got, `"params" is required: pass {}`) {
+		t.Errorf("ExecuteTool time_now without params: error %v, text %q, want params required", res.IsError, got)
 	}
 }
 
@@ -319,7 +319,7 @@ func TestErrorMapping(t *testing.T) {
 	for _, tt := range tests {
 		cs := connectInMemory(t, mcpfacade.New(fakeClient{err: tt.err}, mcpfacade.Options{}), nil)
 		for _, tool := range []string{"ExecuteTool", "ToolSearch"} {
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"tool_name": "x", "query": "x"}})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"tool_name": "x", "query": "x", "params": map[string]any{}}})
 			if tt.protocol {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("%s %v: err %v, want a protocol error", tool, tt.err, err)
@@ -349,7 +349,7 @@ func TestContentMapping(t *testing.T) {
 		StructuredContent: mustStruct(t, map[string]any{"n": 1}),
 	}
 	cs := connectInMemory(t, mcpfacade.New(fakeClient{resp: resp}, mcpfacade.Options{}), nil)
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ExecuteTool", Arguments: map[string]any{"tool_name": "x"}})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ExecuteTool", Arguments: map[string]any{"tool_name": "x", "params": map[string]any{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

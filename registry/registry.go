@@ -148,6 +148,10 @@ type Call struct {
 	// Deadline, when not zero, bounds the call like a ctx deadline; the
 	// earlier of the two is sent to the host.
 	Deadline time.Time
+	// Progress, when set, receives the host's progress reports of the call
+	// (Session.Progress); it runs on the host's receiving goroutine and must
+	// not block.
+	Progress func(payload any)
 }
 
 // Result is a host's answer to a call.
@@ -713,6 +717,7 @@ type pending struct {
 	cancelOnDeliver bool      // abandoned before delivery: send Cancel when delivered
 	reason          string    // of the Cancel frame
 	graceUntil      time.Time // abandoned: the slot is freed at this time
+	progress        func(any) // Call.Progress
 	dispatched      time.Time // when the Execute frame was queued
 	done            chan outcome
 }

@@ -56,6 +56,8 @@ type Frame struct {
 	Reason string
 	// Grace is how long in-flight calls may still take (Drain).
 	Grace time.Duration
+	// WantProgress says the caller takes progress reports (Execute).
+	WantProgress bool
 }
 
 // Session is one host's connection. Create it with Registry.Attach; every
@@ -294,9 +296,9 @@ func (s *Session) dispatchLocked(c Call, attempt int, deadline time.Time) *pendi
 	s.nextCall++
 	var buf [64]byte
 	id := strconv.AppendUint(append(append(buf[:0], s.id...), '-'), s.nextCall, 10)
-	p := &pending{id: string(id), done: make(chan outcome, 1), dispatched: s.r.cfg.Now()}
+	p := &pending{id: string(id), progress: c.Progress, done: make(chan outcome, 1), dispatched: s.r.cfg.Now()}
 	s.calls[p.id] = p
-	s.out <- Frame{Kind: FrameExecute, CallID: p.id, Tool: c.Tool, Params: c.Params, Deadline: deadline, Attempt: attempt, Caller: c.Caller}
+	s.out <- Frame{Kind: FrameExecute, CallID: p.id, Tool: c.Tool, Params: c.Params, Deadline: deadline, Attempt: attempt, Caller: c.Caller, WantProgress: c.Progress != nil}
 	return p
 }
 

@@ -24,6 +24,7 @@ var methodScopes = map[string]auth.Scope{
 	tooldexv1.DiscoveryService_ListTools_FullMethodName:       auth.ScopeSearch,
 	tooldexv1.DiscoveryService_ListHosts_FullMethodName:       auth.ScopeSearch,
 	tooldexv1.DiscoveryService_Execute_FullMethodName:         auth.ScopeExecute,
+	tooldexv1.DiscoveryService_ExecuteStream_FullMethodName:   auth.ScopeExecute,
 	tooldexv1.DiscoveryService_RegisterTools_FullMethodName:   auth.ScopeRegister,
 	tooldexv1.DiscoveryService_UnregisterTools_FullMethodName: auth.ScopeRegister,
 	tooldexv1.HostService_Connect_FullMethodName:              auth.ScopeHost,

@@ -39,8 +39,14 @@ type callParams struct {
 // Execute permission-checks, validates and forwards a call to a host, and
 // writes one audit record of it.
 func (s *Server) Execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (*tooldexv1.ExecuteResponse, error) {
+	return s.executeAudited(ctx, req, nil)
+}
+
+// executeAudited is Execute; progress, when set, receives the host's
+// progress reports (ExecuteStream).
+func (s *Server) executeAudited(ctx context.Context, req *tooldexv1.ExecuteRequest, progress func(*tooldexv1.CallProgress)) (*tooldexv1.ExecuteResponse, error) {
 	start := time.Now()
-	resp, rec, err := s.execute(ctx, req)
+	resp, rec, err := s.execute(ctx, req, progress)
 	took := time.Since(start)
 	s.metrics.execute(req.GetToolName(), rec.host, rec.outcome, took)
 	rec.kind, rec.took = "execute", took
@@ -54,7 +60,7 @@ func (s *Server) Execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (*t
 // execute runs an Execute call, cheapest checks first: the tool exists, the
 // subject may run it, a host serves it; only then are the parameters
 // decoded and validated against the tool's schema.
-func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (resp *tooldexv1.ExecuteResponse, rec auditRecord, err error) {
+func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, progress func(*tooldexv1.CallProgress)) (resp *tooldexv1.ExecuteResponse, rec auditRecord, err error) {
 	sub, err := subject(ctx, req.GetCaller())
 	if err != nil {
 		return nil, auditRecord{outcome: "denied"}, err
@@ -113,7 +119,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest) (re
 	}
 	res, err := s.callHost(ctx, local, registry.Call{
 		Tenant: e.Tenant(), Tool: name, Params: params, Caller: sub.Caller, Deadline: deadline,
-		Idempotent: e.Idempotent(),
+		Idempotent: e.Idempotent(), Progress: progressOf(progress),
 	})
 	if err != nil {
 		rec.outcome = callOutcome(err)

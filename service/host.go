@@ -199,7 +199,7 @@ func frameOf(f registry.Frame) *tooldexv1.ConnectResponse {
 		return &tooldexv1.ConnectResponse{Frame: &tooldexv1.ConnectResponse_Drain{Drain: &tooldexv1.Drain{Grace: durationpb.New(f.Grace)}}}
 	}
 	p, _ := f.Params.(*callParams)
-	call := &tooldexv1.ExecuteCall{CallId: f.CallID, ToolName: f.Tool, Attempt: int32(f.Attempt), Caller: f.Caller}
+	call := &tooldexv1.ExecuteCall{CallId: f.CallID, ToolName: f.Tool, Attempt: int32(f.Attempt), Caller: f.Caller, WantProgress: f.WantProgress}
 	if p != nil {
 		call.Params, call.ParamsJson = p.structured, p.json
 	}
@@ -261,7 +261,9 @@ func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream too
 				return ctx.Err()
 			}
 		case *tooldexv1.ConnectRequest_Progress:
-			log.Debug("progress", zap.String("call", f.Progress.GetCallId()), zap.Float64("progress", f.Progress.GetProgress()), zap.Float64("total", f.Progress.GetTotal()))
+			if err := sess.Progress(f.Progress.GetCallId(), f.Progress); err != nil {
+				log.Debug("progress dropped", zap.String("call", f.Progress.GetCallId()), zap.Error(err))
+			}
 		case *tooldexv1.ConnectRequest_Heartbeat:
 		case *tooldexv1.ConnectRequest_Hello:
 			h.logs.Warn(key, "second hello ignored", zap.String("host", sess.HostID()), zap.String("session", key))

@@ -300,6 +300,8 @@ func TestViewCopiesEveryField(t *testing.T) {
 	future := protowire.AppendVarint(protowire.AppendTag(nil, 100, protowire.VarintType), 7)
 	full.ProtoReflect().SetUnknown(future)
 	full.InputSchemaJson = "" // output only
+	// Every icon field set, with values registration accepts.
+	full.Icons = []*tooldexv1.Icon{{Src: "https://example.com/i.png", MimeType: "image/png", Sizes: []string{"48x48"}, Theme: "dark"}}
 	ve := &catalog.ValidationError{}
 	e := catalog.NewEntry(ve, "t", full, auth.DefaultTenant, tooldexv1.Origin_ORIGIN_FRONTEND, "", full.GetLoading())
 	if e == nil {

@@ -29,6 +29,9 @@ type Call struct {
 	// Attempt is 1 for the first attempt and more when the server retries
 	// an idempotent call.
 	Attempt int
+	// WantProgress says the caller asked for progress (ExecuteStream):
+	// Progress reports reach it. Without it they are dropped by the server.
+	WantProgress bool
 
 	progress func(progress, total float64, message string)
 }

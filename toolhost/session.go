@@ -369,12 +369,13 @@ func (s *session) execute(ex *tooldexv1.ExecuteCall) {
 	s.mu.Unlock()
 
 	call := &Call{
-		ID:         id,
-		Tool:       tool,
-		Caller:     ex.GetCaller(),
-		Params:     params,
-		ParamsJSON: paramsJSON,
-		Attempt:    int(ex.GetAttempt()),
+		ID:           id,
+		Tool:         tool,
+		Caller:       ex.GetCaller(),
+		Params:       params,
+		ParamsJSON:   paramsJSON,
+		Attempt:      int(ex.GetAttempt()),
+		WantProgress: ex.GetWantProgress(),
 		progress: func(progress, total float64, message string) {
 			s.out.push(&tooldexv1.ConnectRequest{Frame: &tooldexv1.ConnectRequest_Progress{Progress: &tooldexv1.CallProgress{
 				CallId: id, Progress: progress, Total: total, Message: message,

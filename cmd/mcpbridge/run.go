@@ -22,6 +22,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	config := fs.String("config", "", "MCP servers config file ({\"mcpServers\": {...}}), required")
 	slots := fs.Int("slots", 0, "max concurrent calls per MCP server (0: the toolhost default)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	sampling := fs.Bool("sampling", false, "declare the sampling capability to every MCP server, so it offers its sampling tools (their requests are refused: tooldex cannot forward them to the frontend)")
+	elicitation := fs.Bool("elicitation", false, "declare the elicitation capability to every MCP server (its requests are refused, as with --sampling)")
 	var creds auth.ClientConfig
 	creds.RegisterFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
@@ -48,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Auth: creds, Logger: log, Slots: *slots})
+	b, err := mcpbridge.New(cfg, mcpbridge.Options{Addr: *addr, Auth: creds, Logger: log, Slots: *slots, Sampling: *sampling, Elicitation: *elicitation})
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		})
 	}()
 	defer func() { stopWatch(); <-watched }()
-	log.Info("serving MCP over streamable HTTP", "addr", scheme+"://"+lis.Addr().String(), "port", strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), "tooldex", c.addr)
+	log.Info("serving MCP over streamable HTTP", "url", scheme+"://"+lis.Addr().String()+mcpfacade.MCPPath, "port", strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), "tooldex", c.addr)
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http: %w", err)

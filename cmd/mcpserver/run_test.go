@@ -155,7 +155,7 @@ func TestRunHTTP(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"--addr", addr, "--http", "127.0.0.1:0"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr)
 	}()
-	re := regexp.MustCompile(`addr=(http://127\.0\.0\.1:\d+)`)
+	re := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)\s`)
 	var url string
 	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := re.FindStringSubmatch(stderr.String()); m != nil {
@@ -164,6 +164,17 @@ func TestRunHTTP(t *testing.T) {
 	}
 	if url == "" {
 		t.Fatalf("no address logged: %q", stderr.String())
+	}
+	base := strings.TrimSuffix(url, "/mcp")
+	for _, path := range []string{"/", "/other", "/mcp/x", "/MCP"} {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %s, want 404 (MCP is at /mcp only)", path, resp.Status)
+		}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).
 		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)

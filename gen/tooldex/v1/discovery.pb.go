@@ -1386,6 +1386,205 @@ func (x *ExecuteResponse) GetStructuredContentJson() string {
 	return ""
 }
 
+// ExecuteStreamRequest is an Execute with progress.
+type ExecuteStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call, as Execute takes it.
+	Request       *ExecuteRequest `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteStreamRequest) Reset() {
+	*x = ExecuteStreamRequest{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteStreamRequest) ProtoMessage() {}
+
+func (x *ExecuteStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteStreamRequest.ProtoReflect.Descriptor instead.
+func (*ExecuteStreamRequest) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ExecuteStreamRequest) GetRequest() *ExecuteRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+// ExecuteStreamResponse is one message of an ExecuteStream: progress
+// reports, then the result.
+type ExecuteStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The message.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ExecuteStreamResponse_Progress
+	//	*ExecuteStreamResponse_Result
+	Event         isExecuteStreamResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteStreamResponse) Reset() {
+	*x = ExecuteStreamResponse{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteStreamResponse) ProtoMessage() {}
+
+func (x *ExecuteStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteStreamResponse.ProtoReflect.Descriptor instead.
+func (*ExecuteStreamResponse) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ExecuteStreamResponse) GetEvent() isExecuteStreamResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ExecuteStreamResponse) GetProgress() *ExecuteProgress {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteStreamResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteStreamResponse) GetResult() *ExecuteResponse {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteStreamResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+type isExecuteStreamResponse_Event interface {
+	isExecuteStreamResponse_Event()
+}
+
+type ExecuteStreamResponse_Progress struct {
+	// Progress of the running call.
+	Progress *ExecuteProgress `protobuf:"bytes,1,opt,name=progress,proto3,oneof"`
+}
+
+type ExecuteStreamResponse_Result struct {
+	// The result, last: what Execute would have returned.
+	Result *ExecuteResponse `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+}
+
+func (*ExecuteStreamResponse_Progress) isExecuteStreamResponse_Event() {}
+
+func (*ExecuteStreamResponse_Result) isExecuteStreamResponse_Event() {}
+
+// ExecuteProgress is a progress report of a running call (MCP's
+// notifications/progress).
+type ExecuteProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Progress so far; increases with each report.
+	Progress float64 `protobuf:"fixed64,1,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Total, when known (0: unknown).
+	Total float64 `protobuf:"fixed64,2,opt,name=total,proto3" json:"total,omitempty"`
+	// A human-readable message.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteProgress) Reset() {
+	*x = ExecuteProgress{}
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteProgress) ProtoMessage() {}
+
+func (x *ExecuteProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteProgress.ProtoReflect.Descriptor instead.
+func (*ExecuteProgress) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ExecuteProgress) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ExecuteProgress) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ExecuteProgress) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ApprovalRequest describes a call that needs the user's approval.
 type ApprovalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1403,7 +1602,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1614,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[14]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1627,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{14}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ApprovalRequest) GetToolName() string {
@@ -1477,7 +1676,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1688,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[15]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1701,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{15}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListHostsRequest) GetTenant() string {
@@ -1539,7 +1738,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1750,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[16]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1763,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{16}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListHostsResponse) GetHosts() []*HostInfo {
@@ -1608,7 +1807,7 @@ type HostInfo struct {
 
 func (x *HostInfo) Reset() {
 	*x = HostInfo{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1819,7 @@ func (x *HostInfo) String() string {
 func (*HostInfo) ProtoMessage() {}
 
 func (x *HostInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[17]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1832,7 @@ func (x *HostInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostInfo.ProtoReflect.Descriptor instead.
 func (*HostInfo) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{17}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HostInfo) GetHostId() string {
@@ -1720,7 +1919,7 @@ type GetManifestRequest struct {
 
 func (x *GetManifestRequest) Reset() {
 	*x = GetManifestRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1732,7 +1931,7 @@ func (x *GetManifestRequest) String() string {
 func (*GetManifestRequest) ProtoMessage() {}
 
 func (x *GetManifestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[18]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1745,7 +1944,7 @@ func (x *GetManifestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetManifestRequest.ProtoReflect.Descriptor instead.
 func (*GetManifestRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{18}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetManifestRequest) GetProvider() string {
@@ -1810,7 +2009,7 @@ type GetManifestResponse struct {
 
 func (x *GetManifestResponse) Reset() {
 	*x = GetManifestResponse{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +2021,7 @@ func (x *GetManifestResponse) String() string {
 func (*GetManifestResponse) ProtoMessage() {}
 
 func (x *GetManifestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[19]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +2034,7 @@ func (x *GetManifestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetManifestResponse.ProtoReflect.Descriptor instead.
 func (*GetManifestResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{19}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetManifestResponse) GetProvider() string {
@@ -1900,7 +2099,7 @@ type NameMapping struct {
 
 func (x *NameMapping) Reset() {
 	*x = NameMapping{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2111,7 @@ func (x *NameMapping) String() string {
 func (*NameMapping) ProtoMessage() {}
 
 func (x *NameMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[20]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2124,7 @@ func (x *NameMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NameMapping.ProtoReflect.Descriptor instead.
 func (*NameMapping) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{20}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NameMapping) GetProviderName() string {
@@ -1971,7 +2170,7 @@ type PrefetchRequest struct {
 
 func (x *PrefetchRequest) Reset() {
 	*x = PrefetchRequest{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2182,7 @@ func (x *PrefetchRequest) String() string {
 func (*PrefetchRequest) ProtoMessage() {}
 
 func (x *PrefetchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[21]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2195,7 @@ func (x *PrefetchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchRequest.ProtoReflect.Descriptor instead.
 func (*PrefetchRequest) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{21}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PrefetchRequest) GetSessionId() string {
@@ -2068,7 +2267,7 @@ type PrefetchResponse struct {
 
 func (x *PrefetchResponse) Reset() {
 	*x = PrefetchResponse{}
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2279,7 @@ func (x *PrefetchResponse) String() string {
 func (*PrefetchResponse) ProtoMessage() {}
 
 func (x *PrefetchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_discovery_proto_msgTypes[22]
+	mi := &file_tooldex_v1_discovery_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2292,7 @@ func (x *PrefetchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchResponse.ProtoReflect.Descriptor instead.
 func (*PrefetchResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{22}
+	return file_tooldex_v1_discovery_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PrefetchResponse) GetResults() []*SearchResult {
@@ -2201,7 +2400,17 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\acall_id\x18\x05 \x01(\tR\x06callId\x12\x17\n" +
 	"\ahost_id\x18\x06 \x01(\tR\x06hostId\x12H\n" +
 	"\x11approval_required\x18\a \x01(\v2\x1b.tooldex.v1.ApprovalRequestR\x10approvalRequired\x126\n" +
-	"\x17structured_content_json\x18\b \x01(\tR\x15structuredContentJson\"\x90\x01\n" +
+	"\x17structured_content_json\x18\b \x01(\tR\x15structuredContentJson\"L\n" +
+	"\x14ExecuteStreamRequest\x124\n" +
+	"\arequest\x18\x01 \x01(\v2\x1a.tooldex.v1.ExecuteRequestR\arequest\"\x92\x01\n" +
+	"\x15ExecuteStreamResponse\x129\n" +
+	"\bprogress\x18\x01 \x01(\v2\x1b.tooldex.v1.ExecuteProgressH\x00R\bprogress\x125\n" +
+	"\x06result\x18\x02 \x01(\v2\x1b.tooldex.v1.ExecuteResponseH\x00R\x06resultB\a\n" +
+	"\x05event\"]\n" +
+	"\x0fExecuteProgress\x12\x1a\n" +
+	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x90\x01\n" +
 	"\x0fApprovalRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\x12%\n" +
 	"\x0eparams_summary\x18\x02 \x01(\tR\rparamsSummary\x12%\n" +
@@ -2281,14 +2490,15 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"ResultView\x12\x1b\n" +
 	"\x17RESULT_VIEW_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RESULT_VIEW_STRUCT\x10\x01\x12\x14\n" +
-	"\x10RESULT_VIEW_JSON\x10\x022\xbb\x05\n" +
+	"\x10RESULT_VIEW_JSON\x10\x022\x93\x06\n" +
 	"\x10DiscoveryService\x12T\n" +
 	"\rRegisterTools\x12 .tooldex.v1.RegisterToolsRequest\x1a!.tooldex.v1.RegisterToolsResponse\x12Z\n" +
 	"\x0fUnregisterTools\x12\".tooldex.v1.UnregisterToolsRequest\x1a#.tooldex.v1.UnregisterToolsResponse\x12H\n" +
 	"\tListTools\x12\x1c.tooldex.v1.ListToolsRequest\x1a\x1d.tooldex.v1.ListToolsResponse\x12?\n" +
 	"\x06Search\x12\x19.tooldex.v1.SearchRequest\x1a\x1a.tooldex.v1.SearchResponse\x12E\n" +
 	"\bDiscover\x12\x1b.tooldex.v1.DiscoverRequest\x1a\x1c.tooldex.v1.DiscoverResponse\x12B\n" +
-	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12H\n" +
+	"\aExecute\x12\x1a.tooldex.v1.ExecuteRequest\x1a\x1b.tooldex.v1.ExecuteResponse\x12V\n" +
+	"\rExecuteStream\x12 .tooldex.v1.ExecuteStreamRequest\x1a!.tooldex.v1.ExecuteStreamResponse0\x01\x12H\n" +
 	"\tListHosts\x12\x1c.tooldex.v1.ListHostsRequest\x1a\x1d.tooldex.v1.ListHostsResponse\x12N\n" +
 	"\vGetManifest\x12\x1e.tooldex.v1.GetManifestRequest\x1a\x1f.tooldex.v1.GetManifestResponse\x12E\n" +
 	"\bPrefetch\x12\x1b.tooldex.v1.PrefetchRequest\x1a\x1c.tooldex.v1.PrefetchResponseB5Z3github.com/tooldex/tooldex/gen/tooldex/v1;tooldexv1b\x06proto3"
@@ -2306,7 +2516,7 @@ func file_tooldex_v1_discovery_proto_rawDescGZIP() []byte {
 }
 
 var file_tooldex_v1_discovery_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tooldex_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(SchemaView)(0),                 // 0: tooldex.v1.SchemaView
 	(MatchKind)(0),                  // 1: tooldex.v1.MatchKind
@@ -2326,67 +2536,75 @@ var file_tooldex_v1_discovery_proto_goTypes = []any{
 	(*DiscoverResponse)(nil),        // 15: tooldex.v1.DiscoverResponse
 	(*ExecuteRequest)(nil),          // 16: tooldex.v1.ExecuteRequest
 	(*ExecuteResponse)(nil),         // 17: tooldex.v1.ExecuteResponse
-	(*ApprovalRequest)(nil),         // 18: tooldex.v1.ApprovalRequest
-	(*ListHostsRequest)(nil),        // 19: tooldex.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),       // 20: tooldex.v1.ListHostsResponse
-	(*HostInfo)(nil),                // 21: tooldex.v1.HostInfo
-	(*GetManifestRequest)(nil),      // 22: tooldex.v1.GetManifestRequest
-	(*GetManifestResponse)(nil),     // 23: tooldex.v1.GetManifestResponse
-	(*NameMapping)(nil),             // 24: tooldex.v1.NameMapping
-	(*PrefetchRequest)(nil),         // 25: tooldex.v1.PrefetchRequest
-	(*PrefetchResponse)(nil),        // 26: tooldex.v1.PrefetchResponse
-	(*Tool)(nil),                    // 27: tooldex.v1.Tool
-	(RegisterOutcome)(0),            // 28: tooldex.v1.RegisterOutcome
-	(Loading)(0),                    // 29: tooldex.v1.Loading
-	(*structpb.Struct)(nil),         // 30: google.protobuf.Struct
-	(*Content)(nil),                 // 31: tooldex.v1.Content
+	(*ExecuteStreamRequest)(nil),    // 18: tooldex.v1.ExecuteStreamRequest
+	(*ExecuteStreamResponse)(nil),   // 19: tooldex.v1.ExecuteStreamResponse
+	(*ExecuteProgress)(nil),         // 20: tooldex.v1.ExecuteProgress
+	(*ApprovalRequest)(nil),         // 21: tooldex.v1.ApprovalRequest
+	(*ListHostsRequest)(nil),        // 22: tooldex.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),       // 23: tooldex.v1.ListHostsResponse
+	(*HostInfo)(nil),                // 24: tooldex.v1.HostInfo
+	(*GetManifestRequest)(nil),      // 25: tooldex.v1.GetManifestRequest
+	(*GetManifestResponse)(nil),     // 26: tooldex.v1.GetManifestResponse
+	(*NameMapping)(nil),             // 27: tooldex.v1.NameMapping
+	(*PrefetchRequest)(nil),         // 28: tooldex.v1.PrefetchRequest
+	(*PrefetchResponse)(nil),        // 29: tooldex.v1.PrefetchResponse
+	(*Tool)(nil),                    // 30: tooldex.v1.Tool
+	(RegisterOutcome)(0),            // 31: tooldex.v1.RegisterOutcome
+	(Loading)(0),                    // 32: tooldex.v1.Loading
+	(*structpb.Struct)(nil),         // 33: google.protobuf.Struct
+	(*Content)(nil),                 // 34: tooldex.v1.Content
 }
 var file_tooldex_v1_discovery_proto_depIdxs = []int32{
-	27, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
+	30, // 0: tooldex.v1.RegisterToolsRequest.tools:type_name -> tooldex.v1.Tool
 	6,  // 1: tooldex.v1.RegisterToolsResponse.results:type_name -> tooldex.v1.RegisterResult
-	28, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	29, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
-	29, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
-	27, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
+	31, // 2: tooldex.v1.RegisterResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	32, // 3: tooldex.v1.RegisterResult.loading:type_name -> tooldex.v1.Loading
+	32, // 4: tooldex.v1.ListToolsRequest.loading:type_name -> tooldex.v1.Loading
+	30, // 5: tooldex.v1.ListToolsResponse.tools:type_name -> tooldex.v1.Tool
 	0,  // 6: tooldex.v1.SearchRequest.schema_view:type_name -> tooldex.v1.SchemaView
 	13, // 7: tooldex.v1.SearchResponse.results:type_name -> tooldex.v1.SearchResult
 	2,  // 8: tooldex.v1.SearchResponse.mode:type_name -> tooldex.v1.QueryMode
-	27, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
+	30, // 9: tooldex.v1.SearchResult.tool:type_name -> tooldex.v1.Tool
 	1,  // 10: tooldex.v1.SearchResult.match:type_name -> tooldex.v1.MatchKind
 	0,  // 11: tooldex.v1.DiscoverRequest.schema_view:type_name -> tooldex.v1.SchemaView
 	13, // 12: tooldex.v1.DiscoverResponse.results:type_name -> tooldex.v1.SearchResult
-	30, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
+	33, // 13: tooldex.v1.ExecuteRequest.params:type_name -> google.protobuf.Struct
 	3,  // 14: tooldex.v1.ExecuteRequest.result_view:type_name -> tooldex.v1.ResultView
-	31, // 15: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
-	30, // 16: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
-	18, // 17: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
-	21, // 18: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
-	24, // 19: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
-	0,  // 20: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
-	13, // 21: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
-	4,  // 22: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
-	7,  // 23: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
-	9,  // 24: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
-	11, // 25: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
-	14, // 26: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
-	16, // 27: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
-	19, // 28: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
-	22, // 29: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
-	25, // 30: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
-	5,  // 31: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
-	8,  // 32: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
-	10, // 33: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
-	12, // 34: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
-	15, // 35: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
-	17, // 36: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
-	20, // 37: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
-	23, // 38: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
-	26, // 39: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
-	31, // [31:40] is the sub-list for method output_type
-	22, // [22:31] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	34, // 15: tooldex.v1.ExecuteResponse.content:type_name -> tooldex.v1.Content
+	33, // 16: tooldex.v1.ExecuteResponse.structured_content:type_name -> google.protobuf.Struct
+	21, // 17: tooldex.v1.ExecuteResponse.approval_required:type_name -> tooldex.v1.ApprovalRequest
+	16, // 18: tooldex.v1.ExecuteStreamRequest.request:type_name -> tooldex.v1.ExecuteRequest
+	20, // 19: tooldex.v1.ExecuteStreamResponse.progress:type_name -> tooldex.v1.ExecuteProgress
+	17, // 20: tooldex.v1.ExecuteStreamResponse.result:type_name -> tooldex.v1.ExecuteResponse
+	24, // 21: tooldex.v1.ListHostsResponse.hosts:type_name -> tooldex.v1.HostInfo
+	27, // 22: tooldex.v1.GetManifestResponse.name_mappings:type_name -> tooldex.v1.NameMapping
+	0,  // 23: tooldex.v1.PrefetchRequest.schema_view:type_name -> tooldex.v1.SchemaView
+	13, // 24: tooldex.v1.PrefetchResponse.results:type_name -> tooldex.v1.SearchResult
+	4,  // 25: tooldex.v1.DiscoveryService.RegisterTools:input_type -> tooldex.v1.RegisterToolsRequest
+	7,  // 26: tooldex.v1.DiscoveryService.UnregisterTools:input_type -> tooldex.v1.UnregisterToolsRequest
+	9,  // 27: tooldex.v1.DiscoveryService.ListTools:input_type -> tooldex.v1.ListToolsRequest
+	11, // 28: tooldex.v1.DiscoveryService.Search:input_type -> tooldex.v1.SearchRequest
+	14, // 29: tooldex.v1.DiscoveryService.Discover:input_type -> tooldex.v1.DiscoverRequest
+	16, // 30: tooldex.v1.DiscoveryService.Execute:input_type -> tooldex.v1.ExecuteRequest
+	18, // 31: tooldex.v1.DiscoveryService.ExecuteStream:input_type -> tooldex.v1.ExecuteStreamRequest
+	22, // 32: tooldex.v1.DiscoveryService.ListHosts:input_type -> tooldex.v1.ListHostsRequest
+	25, // 33: tooldex.v1.DiscoveryService.GetManifest:input_type -> tooldex.v1.GetManifestRequest
+	28, // 34: tooldex.v1.DiscoveryService.Prefetch:input_type -> tooldex.v1.PrefetchRequest
+	5,  // 35: tooldex.v1.DiscoveryService.RegisterTools:output_type -> tooldex.v1.RegisterToolsResponse
+	8,  // 36: tooldex.v1.DiscoveryService.UnregisterTools:output_type -> tooldex.v1.UnregisterToolsResponse
+	10, // 37: tooldex.v1.DiscoveryService.ListTools:output_type -> tooldex.v1.ListToolsResponse
+	12, // 38: tooldex.v1.DiscoveryService.Search:output_type -> tooldex.v1.SearchResponse
+	15, // 39: tooldex.v1.DiscoveryService.Discover:output_type -> tooldex.v1.DiscoverResponse
+	17, // 40: tooldex.v1.DiscoveryService.Execute:output_type -> tooldex.v1.ExecuteResponse
+	19, // 41: tooldex.v1.DiscoveryService.ExecuteStream:output_type -> tooldex.v1.ExecuteStreamResponse
+	23, // 42: tooldex.v1.DiscoveryService.ListHosts:output_type -> tooldex.v1.ListHostsResponse
+	26, // 43: tooldex.v1.DiscoveryService.GetManifest:output_type -> tooldex.v1.GetManifestResponse
+	29, // 44: tooldex.v1.DiscoveryService.Prefetch:output_type -> tooldex.v1.PrefetchResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_discovery_proto_init() }
@@ -2396,13 +2614,17 @@ func file_tooldex_v1_discovery_proto_init() {
 	}
 	file_tooldex_v1_host_proto_init()
 	file_tooldex_v1_tool_proto_init()
+	file_tooldex_v1_discovery_proto_msgTypes[15].OneofWrappers = []any{
+		(*ExecuteStreamResponse_Progress)(nil),
+		(*ExecuteStreamResponse_Result)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_discovery_proto_rawDesc), len(file_tooldex_v1_discovery_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

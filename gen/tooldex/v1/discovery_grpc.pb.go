@@ -25,6 +25,7 @@ const (
 	DiscoveryService_Search_FullMethodName          = "/tooldex.v1.DiscoveryService/Search"
 	DiscoveryService_Discover_FullMethodName        = "/tooldex.v1.DiscoveryService/Discover"
 	DiscoveryService_Execute_FullMethodName         = "/tooldex.v1.DiscoveryService/Execute"
+	DiscoveryService_ExecuteStream_FullMethodName   = "/tooldex.v1.DiscoveryService/ExecuteStream"
 	DiscoveryService_ListHosts_FullMethodName       = "/tooldex.v1.DiscoveryService/ListHosts"
 	DiscoveryService_GetManifest_FullMethodName     = "/tooldex.v1.DiscoveryService/GetManifest"
 	DiscoveryService_Prefetch_FullMethodName        = "/tooldex.v1.DiscoveryService/Prefetch"
@@ -64,6 +65,12 @@ type DiscoveryServiceClient interface {
 	// serves the tool, RESOURCE_EXHAUSTED when all its hosts are busy,
 	// DEADLINE_EXCEEDED when the deadline passes.
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	// ExecuteStream is Execute with progress: the same checks, then the
+	// host's progress reports as they come (ExecuteStreamResponse.progress,
+	// best effort: reports may be dropped when the caller reads slowly) and
+	// last the result (ExecuteStreamResponse.result, exactly once). Errors
+	// are Execute's, as the stream's status.
+	ExecuteStream(ctx context.Context, in *ExecuteStreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteStreamResponse], error)
 	// ListHosts lists connected tool hosts with their tools, slots and load.
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error)
 	// GetManifest returns what a frontend sends on its first request to a
@@ -145,6 +152,25 @@ func (c *discoveryServiceClient) Execute(ctx context.Context, in *ExecuteRequest
 	return out, nil
 }
 
+func (c *discoveryServiceClient) ExecuteStream(ctx context.Context, in *ExecuteStreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteStreamResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &DiscoveryService_ServiceDesc.Streams[0], DiscoveryService_ExecuteStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecuteStreamRequest, ExecuteStreamResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DiscoveryService_ExecuteStreamClient = grpc.ServerStreamingClient[ExecuteStreamResponse]
+
 func (c *discoveryServiceClient) ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListHostsResponse)
@@ -209,6 +235,12 @@ type DiscoveryServiceServer interface {
 	// serves the tool, RESOURCE_EXHAUSTED when all its hosts are busy,
 	// DEADLINE_EXCEEDED when the deadline passes.
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	// ExecuteStream is Execute with progress: the same checks, then the
+	// host's progress reports as they come (ExecuteStreamResponse.progress,
+	// best effort: reports may be dropped when the caller reads slowly) and
+	// last the result (ExecuteStreamResponse.result, exactly once). Errors
+	// are Execute's, as the stream's status.
+	ExecuteStream(*ExecuteStreamRequest, grpc.ServerStreamingServer[ExecuteStreamResponse]) error
 	// ListHosts lists connected tool hosts with their tools, slots and load.
 	ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error)
 	// GetManifest returns what a frontend sends on its first request to a
@@ -247,6 +279,9 @@ func (UnimplementedDiscoveryServiceServer) Discover(context.Context, *DiscoverRe
 }
 func (UnimplementedDiscoveryServiceServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedDiscoveryServiceServer) ExecuteStream(*ExecuteStreamRequest, grpc.ServerStreamingServer[ExecuteStreamResponse]) error {
+	return status.Error(codes.Unimplemented, "method ExecuteStream not implemented")
 }
 func (UnimplementedDiscoveryServiceServer) ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
@@ -386,6 +421,17 @@ func _DiscoveryService_Execute_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DiscoveryService_ExecuteStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExecuteStreamRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(DiscoveryServiceServer).ExecuteStream(m, &grpc.GenericServerStream[ExecuteStreamRequest, ExecuteStreamResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type DiscoveryService_ExecuteStreamServer = grpc.ServerStreamingServer[ExecuteStreamResponse]
+
 func _DiscoveryService_ListHosts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListHostsRequest)
 	if err := dec(in); err != nil {
@@ -484,6 +530,12 @@ var DiscoveryService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _DiscoveryService_Prefetch_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ExecuteStream",
+			Handler:       _DiscoveryService_ExecuteStream_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "tooldex/v1/discovery.proto",
 }

@@ -373,7 +373,9 @@ func (x *CallResult) GetRefused() string {
 	return ""
 }
 
-// Content is one block of a tool result.
+// Content is one block of a tool result, as MCP has it: every MCP content
+// type, its annotations and its _meta are kept, so a result bridged from an
+// MCP server reaches an MCP client of the façade as the server sent it.
 type Content struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The block.
@@ -385,7 +387,13 @@ type Content struct {
 	//	*Content_Image
 	//	*Content_Resource
 	//	*Content_JsonText
-	Kind          isContent_Kind `protobuf_oneof:"kind"`
+	//	*Content_ResourceLink
+	//	*Content_Audio
+	Kind isContent_Kind `protobuf_oneof:"kind"`
+	// Who the block is for and how much it matters (MCP's annotations).
+	Annotations *ContentAnnotations `protobuf:"bytes,7,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	// Opaque metadata, carried unchanged (MCP's _meta).
+	Meta          *structpb.Struct `protobuf:"bytes,8,opt,name=meta,proto3" json:"meta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -472,27 +480,59 @@ func (x *Content) GetJsonText() string {
 	return ""
 }
 
+func (x *Content) GetResourceLink() *ResourceLink {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_ResourceLink); ok {
+			return x.ResourceLink
+		}
+	}
+	return nil
+}
+
+func (x *Content) GetAudio() *Blob {
+	if x != nil {
+		if x, ok := x.Kind.(*Content_Audio); ok {
+			return x.Audio
+		}
+	}
+	return nil
+}
+
+func (x *Content) GetAnnotations() *ContentAnnotations {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *Content) GetMeta() *structpb.Struct {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 type isContent_Kind interface {
 	isContent_Kind()
 }
 
 type Content_Text struct {
-	// Plain text.
+	// Plain text (MCP "text").
 	Text string `protobuf:"bytes,1,opt,name=text,proto3,oneof"`
 }
 
 type Content_Json struct {
-	// A JSON value.
+	// A JSON value (tooldex's own; an MCP client sees it as text).
 	Json *structpb.Value `protobuf:"bytes,2,opt,name=json,proto3,oneof"`
 }
 
 type Content_Image struct {
-	// An image.
+	// An image (MCP "image").
 	Image *Blob `protobuf:"bytes,3,opt,name=image,proto3,oneof"`
 }
 
 type Content_Resource struct {
-	// An embedded resource.
+	// An embedded resource (MCP "resource").
 	Resource *Resource `protobuf:"bytes,4,opt,name=resource,proto3,oneof"`
 }
 
@@ -501,6 +541,16 @@ type Content_JsonText struct {
 	// instead of json when ExecuteRequest.result_view is RESULT_VIEW_JSON.
 	// Output only: hosts send json.
 	JsonText string `protobuf:"bytes,5,opt,name=json_text,json=jsonText,proto3,oneof"`
+}
+
+type Content_ResourceLink struct {
+	// A link to a resource the client may read (MCP "resource_link").
+	ResourceLink *ResourceLink `protobuf:"bytes,6,opt,name=resource_link,json=resourceLink,proto3,oneof"`
+}
+
+type Content_Audio struct {
+	// Audio (MCP "audio").
+	Audio *Blob `protobuf:"bytes,9,opt,name=audio,proto3,oneof"`
 }
 
 func (*Content_Text) isContent_Kind() {}
@@ -512,6 +562,75 @@ func (*Content_Image) isContent_Kind() {}
 func (*Content_Resource) isContent_Kind() {}
 
 func (*Content_JsonText) isContent_Kind() {}
+
+func (*Content_ResourceLink) isContent_Kind() {}
+
+func (*Content_Audio) isContent_Kind() {}
+
+// ContentAnnotations are MCP's annotations of a content block. A frontend
+// must not show the model a block whose audience leaves out "assistant".
+type ContentAnnotations struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Intended readers: "user", "assistant" or both; empty means both.
+	Audience []string `protobuf:"bytes,1,rep,name=audience,proto3" json:"audience,omitempty"`
+	// Importance from 0 (optional) to 1 (required), when set.
+	Priority *float64 `protobuf:"fixed64,2,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	// When the data last changed, ISO 8601 ("2025-01-12T15:00:58Z").
+	LastModified  string `protobuf:"bytes,3,opt,name=last_modified,json=lastModified,proto3" json:"last_modified,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContentAnnotations) Reset() {
+	*x = ContentAnnotations{}
+	mi := &file_tooldex_v1_host_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContentAnnotations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContentAnnotations) ProtoMessage() {}
+
+func (x *ContentAnnotations) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_host_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContentAnnotations.ProtoReflect.Descriptor instead.
+func (*ContentAnnotations) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ContentAnnotations) GetAudience() []string {
+	if x != nil {
+		return x.Audience
+	}
+	return nil
+}
+
+func (x *ContentAnnotations) GetPriority() float64 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *ContentAnnotations) GetLastModified() string {
+	if x != nil {
+		return x.LastModified
+	}
+	return ""
+}
 
 // Blob is binary data with its media type.
 type Blob struct {
@@ -526,7 +645,7 @@ type Blob struct {
 
 func (x *Blob) Reset() {
 	*x = Blob{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[5]
+	mi := &file_tooldex_v1_host_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +657,7 @@ func (x *Blob) String() string {
 func (*Blob) ProtoMessage() {}
 
 func (x *Blob) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[5]
+	mi := &file_tooldex_v1_host_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +670,7 @@ func (x *Blob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Blob.ProtoReflect.Descriptor instead.
 func (*Blob) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{5}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Blob) GetData() []byte {
@@ -568,7 +687,7 @@ func (x *Blob) GetMimeType() string {
 	return ""
 }
 
-// Resource is an embedded resource, as MCP has it.
+// Resource is an embedded resource, as MCP has it: text or blob.
 type Resource struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The resource URI.
@@ -578,14 +697,16 @@ type Resource struct {
 	// Text content, for text resources.
 	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
 	// Binary content, for other resources.
-	Blob          []byte `protobuf:"bytes,4,opt,name=blob,proto3" json:"blob,omitempty"`
+	Blob []byte `protobuf:"bytes,4,opt,name=blob,proto3" json:"blob,omitempty"`
+	// The resource contents' _meta, carried unchanged.
+	Meta          *structpb.Struct `protobuf:"bytes,5,opt,name=meta,proto3" json:"meta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[6]
+	mi := &file_tooldex_v1_host_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -597,7 +718,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[6]
+	mi := &file_tooldex_v1_host_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -610,7 +731,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{6}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Resource) GetUri() string {
@@ -641,6 +762,114 @@ func (x *Resource) GetBlob() []byte {
 	return nil
 }
 
+func (x *Resource) GetMeta() *structpb.Struct {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// ResourceLink points at a resource instead of embedding it (MCP's
+// resource_link content).
+type ResourceLink struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource URI. Required.
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// Programmatic name. Required by MCP.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Display name.
+	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// What the resource is.
+	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// Media type.
+	MimeType string `protobuf:"bytes,5,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// Size in bytes, when known.
+	Size *int64 `protobuf:"varint,6,opt,name=size,proto3,oneof" json:"size,omitempty"`
+	// Icons for the resource.
+	Icons         []*Icon `protobuf:"bytes,7,rep,name=icons,proto3" json:"icons,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceLink) Reset() {
+	*x = ResourceLink{}
+	mi := &file_tooldex_v1_host_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceLink) ProtoMessage() {}
+
+func (x *ResourceLink) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_host_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceLink.ProtoReflect.Descriptor instead.
+func (*ResourceLink) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ResourceLink) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ResourceLink) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResourceLink) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ResourceLink) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ResourceLink) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *ResourceLink) GetSize() int64 {
+	if x != nil && x.Size != nil {
+		return *x.Size
+	}
+	return 0
+}
+
+func (x *ResourceLink) GetIcons() []*Icon {
+	if x != nil {
+		return x.Icons
+	}
+	return nil
+}
+
 // CallProgress reports progress of a running call.
 type CallProgress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -658,7 +887,7 @@ type CallProgress struct {
 
 func (x *CallProgress) Reset() {
 	*x = CallProgress{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[7]
+	mi := &file_tooldex_v1_host_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +899,7 @@ func (x *CallProgress) String() string {
 func (*CallProgress) ProtoMessage() {}
 
 func (x *CallProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[7]
+	mi := &file_tooldex_v1_host_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +912,7 @@ func (x *CallProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallProgress.ProtoReflect.Descriptor instead.
 func (*CallProgress) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{7}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CallProgress) GetCallId() string {
@@ -723,7 +952,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[8]
+	mi := &file_tooldex_v1_host_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -735,7 +964,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[8]
+	mi := &file_tooldex_v1_host_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -748,7 +977,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{8}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{10}
 }
 
 // ConnectResponse is one frame from the server.
@@ -770,7 +999,7 @@ type ConnectResponse struct {
 
 func (x *ConnectResponse) Reset() {
 	*x = ConnectResponse{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[9]
+	mi := &file_tooldex_v1_host_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +1011,7 @@ func (x *ConnectResponse) String() string {
 func (*ConnectResponse) ProtoMessage() {}
 
 func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[9]
+	mi := &file_tooldex_v1_host_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +1024,7 @@ func (x *ConnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectResponse.ProtoReflect.Descriptor instead.
 func (*ConnectResponse) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{9}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConnectResponse) GetFrame() isConnectResponse_Frame {
@@ -904,7 +1133,7 @@ type HelloAck struct {
 
 func (x *HelloAck) Reset() {
 	*x = HelloAck{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[10]
+	mi := &file_tooldex_v1_host_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1145,7 @@ func (x *HelloAck) String() string {
 func (*HelloAck) ProtoMessage() {}
 
 func (x *HelloAck) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[10]
+	mi := &file_tooldex_v1_host_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1158,7 @@ func (x *HelloAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HelloAck.ProtoReflect.Descriptor instead.
 func (*HelloAck) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{10}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HelloAck) GetSessionId() string {
@@ -964,7 +1193,7 @@ type ToolsAck struct {
 
 func (x *ToolsAck) Reset() {
 	*x = ToolsAck{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[11]
+	mi := &file_tooldex_v1_host_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1205,7 @@ func (x *ToolsAck) String() string {
 func (*ToolsAck) ProtoMessage() {}
 
 func (x *ToolsAck) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[11]
+	mi := &file_tooldex_v1_host_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1218,7 @@ func (x *ToolsAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsAck.ProtoReflect.Descriptor instead.
 func (*ToolsAck) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{11}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolsAck) GetResults() []*HostToolResult {
@@ -1015,7 +1244,7 @@ type HostToolResult struct {
 
 func (x *HostToolResult) Reset() {
 	*x = HostToolResult{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[12]
+	mi := &file_tooldex_v1_host_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1256,7 @@ func (x *HostToolResult) String() string {
 func (*HostToolResult) ProtoMessage() {}
 
 func (x *HostToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[12]
+	mi := &file_tooldex_v1_host_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1269,7 @@ func (x *HostToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostToolResult.ProtoReflect.Descriptor instead.
 func (*HostToolResult) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{12}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HostToolResult) GetName() string {
@@ -1081,14 +1310,19 @@ type ExecuteCall struct {
 	Caller string `protobuf:"bytes,6,opt,name=caller,proto3" json:"caller,omitempty"`
 	// The parameters as JSON text, set when the caller sent them so (exact
 	// 64-bit integers); prefer it to params when set.
-	ParamsJson    string `protobuf:"bytes,7,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	ParamsJson string `protobuf:"bytes,7,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	// The caller asked for progress (ExecuteStream): the server forwards the
+	// host's CallProgress frames for this call to it. A host may skip
+	// progress reports when it is false; MCP hosts pass a progressToken
+	// upstream only when it is true.
+	WantProgress  bool `protobuf:"varint,8,opt,name=want_progress,json=wantProgress,proto3" json:"want_progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteCall) Reset() {
 	*x = ExecuteCall{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[13]
+	mi := &file_tooldex_v1_host_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1334,7 @@ func (x *ExecuteCall) String() string {
 func (*ExecuteCall) ProtoMessage() {}
 
 func (x *ExecuteCall) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[13]
+	mi := &file_tooldex_v1_host_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1347,7 @@ func (x *ExecuteCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteCall.ProtoReflect.Descriptor instead.
 func (*ExecuteCall) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{13}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExecuteCall) GetCallId() string {
@@ -1165,6 +1399,13 @@ func (x *ExecuteCall) GetParamsJson() string {
 	return ""
 }
 
+func (x *ExecuteCall) GetWantProgress() bool {
+	if x != nil {
+		return x.WantProgress
+	}
+	return false
+}
+
 // CancelCall stops a call.
 type CancelCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1178,7 +1419,7 @@ type CancelCall struct {
 
 func (x *CancelCall) Reset() {
 	*x = CancelCall{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[14]
+	mi := &file_tooldex_v1_host_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1431,7 @@ func (x *CancelCall) String() string {
 func (*CancelCall) ProtoMessage() {}
 
 func (x *CancelCall) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[14]
+	mi := &file_tooldex_v1_host_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1444,7 @@ func (x *CancelCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCall.ProtoReflect.Descriptor instead.
 func (*CancelCall) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{14}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelCall) GetCallId() string {
@@ -1231,7 +1472,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_tooldex_v1_host_proto_msgTypes[15]
+	mi := &file_tooldex_v1_host_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1484,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_host_proto_msgTypes[15]
+	mi := &file_tooldex_v1_host_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1497,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{15}
+	return file_tooldex_v1_host_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Drain) GetGrace() *durationpb.Duration {
@@ -1293,22 +1534,41 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x03(\v2\x13.tooldex.v1.ContentR\acontent\x12\x19\n" +
 	"\bis_error\x18\x03 \x01(\bR\aisError\x12F\n" +
 	"\x12structured_content\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x11structuredContent\x12\x18\n" +
-	"\arefused\x18\x05 \x01(\tR\arefused\"\xd2\x01\n" +
+	"\arefused\x18\x05 \x01(\tR\arefused\"\xac\x03\n" +
 	"\aContent\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12,\n" +
 	"\x04json\x18\x02 \x01(\v2\x16.google.protobuf.ValueH\x00R\x04json\x12(\n" +
 	"\x05image\x18\x03 \x01(\v2\x10.tooldex.v1.BlobH\x00R\x05image\x122\n" +
 	"\bresource\x18\x04 \x01(\v2\x14.tooldex.v1.ResourceH\x00R\bresource\x12\x1d\n" +
-	"\tjson_text\x18\x05 \x01(\tH\x00R\bjsonTextB\x06\n" +
-	"\x04kind\"7\n" +
+	"\tjson_text\x18\x05 \x01(\tH\x00R\bjsonText\x12?\n" +
+	"\rresource_link\x18\x06 \x01(\v2\x18.tooldex.v1.ResourceLinkH\x00R\fresourceLink\x12(\n" +
+	"\x05audio\x18\t \x01(\v2\x10.tooldex.v1.BlobH\x00R\x05audio\x12@\n" +
+	"\vannotations\x18\a \x01(\v2\x1e.tooldex.v1.ContentAnnotationsR\vannotations\x12+\n" +
+	"\x04meta\x18\b \x01(\v2\x17.google.protobuf.StructR\x04metaB\x06\n" +
+	"\x04kind\"\x83\x01\n" +
+	"\x12ContentAnnotations\x12\x1a\n" +
+	"\baudience\x18\x01 \x03(\tR\baudience\x12\x1f\n" +
+	"\bpriority\x18\x02 \x01(\x01H\x00R\bpriority\x88\x01\x01\x12#\n" +
+	"\rlast_modified\x18\x03 \x01(\tR\flastModifiedB\v\n" +
+	"\t_priority\"7\n" +
 	"\x04Blob\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1b\n" +
-	"\tmime_type\x18\x02 \x01(\tR\bmimeType\"a\n" +
+	"\tmime_type\x18\x02 \x01(\tR\bmimeType\"\x8e\x01\n" +
 	"\bResource\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x1b\n" +
 	"\tmime_type\x18\x02 \x01(\tR\bmimeType\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x12\n" +
-	"\x04blob\x18\x04 \x01(\fR\x04blob\"s\n" +
+	"\x04blob\x18\x04 \x01(\fR\x04blob\x12+\n" +
+	"\x04meta\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x04meta\"\xd3\x01\n" +
+	"\fResourceLink\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x1b\n" +
+	"\tmime_type\x18\x05 \x01(\tR\bmimeType\x12\x17\n" +
+	"\x04size\x18\x06 \x01(\x03H\x00R\x04size\x88\x01\x01\x12&\n" +
+	"\x05icons\x18\a \x03(\v2\x10.tooldex.v1.IconR\x05iconsB\a\n" +
+	"\x05_size\"s\n" +
 	"\fCallProgress\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x14\n" +
@@ -1332,7 +1592,7 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\x0eHostToolResult\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1b.tooldex.v1.RegisterOutcomeR\aoutcome\x12\x1a\n" +
-	"\brejected\x18\x03 \x01(\tR\brejected\"\xff\x01\n" +
+	"\brejected\x18\x03 \x01(\tR\brejected\"\xa4\x02\n" +
 	"\vExecuteCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12/\n" +
@@ -1341,7 +1601,8 @@ const file_tooldex_v1_host_proto_rawDesc = "" +
 	"\aattempt\x18\x05 \x01(\x05R\aattempt\x12\x16\n" +
 	"\x06caller\x18\x06 \x01(\tR\x06caller\x12\x1f\n" +
 	"\vparams_json\x18\a \x01(\tR\n" +
-	"paramsJson\"=\n" +
+	"paramsJson\x12#\n" +
+	"\rwant_progress\x18\b \x01(\bR\fwantProgress\"=\n" +
 	"\n" +
 	"CancelCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x16\n" +
@@ -1363,63 +1624,72 @@ func file_tooldex_v1_host_proto_rawDescGZIP() []byte {
 	return file_tooldex_v1_host_proto_rawDescData
 }
 
-var file_tooldex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_tooldex_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_tooldex_v1_host_proto_goTypes = []any{
 	(*ConnectRequest)(nil),        // 0: tooldex.v1.ConnectRequest
 	(*HostHello)(nil),             // 1: tooldex.v1.HostHello
 	(*ToolsUpdate)(nil),           // 2: tooldex.v1.ToolsUpdate
 	(*CallResult)(nil),            // 3: tooldex.v1.CallResult
 	(*Content)(nil),               // 4: tooldex.v1.Content
-	(*Blob)(nil),                  // 5: tooldex.v1.Blob
-	(*Resource)(nil),              // 6: tooldex.v1.Resource
-	(*CallProgress)(nil),          // 7: tooldex.v1.CallProgress
-	(*Heartbeat)(nil),             // 8: tooldex.v1.Heartbeat
-	(*ConnectResponse)(nil),       // 9: tooldex.v1.ConnectResponse
-	(*HelloAck)(nil),              // 10: tooldex.v1.HelloAck
-	(*ToolsAck)(nil),              // 11: tooldex.v1.ToolsAck
-	(*HostToolResult)(nil),        // 12: tooldex.v1.HostToolResult
-	(*ExecuteCall)(nil),           // 13: tooldex.v1.ExecuteCall
-	(*CancelCall)(nil),            // 14: tooldex.v1.CancelCall
-	(*Drain)(nil),                 // 15: tooldex.v1.Drain
-	(*Tool)(nil),                  // 16: tooldex.v1.Tool
-	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
-	(*structpb.Value)(nil),        // 18: google.protobuf.Value
-	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
-	(RegisterOutcome)(0),          // 20: tooldex.v1.RegisterOutcome
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*ContentAnnotations)(nil),    // 5: tooldex.v1.ContentAnnotations
+	(*Blob)(nil),                  // 6: tooldex.v1.Blob
+	(*Resource)(nil),              // 7: tooldex.v1.Resource
+	(*ResourceLink)(nil),          // 8: tooldex.v1.ResourceLink
+	(*CallProgress)(nil),          // 9: tooldex.v1.CallProgress
+	(*Heartbeat)(nil),             // 10: tooldex.v1.Heartbeat
+	(*ConnectResponse)(nil),       // 11: tooldex.v1.ConnectResponse
+	(*HelloAck)(nil),              // 12: tooldex.v1.HelloAck
+	(*ToolsAck)(nil),              // 13: tooldex.v1.ToolsAck
+	(*HostToolResult)(nil),        // 14: tooldex.v1.HostToolResult
+	(*ExecuteCall)(nil),           // 15: tooldex.v1.ExecuteCall
+	(*CancelCall)(nil),            // 16: tooldex.v1.CancelCall
+	(*Drain)(nil),                 // 17: tooldex.v1.Drain
+	(*Tool)(nil),                  // 18: tooldex.v1.Tool
+	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(*structpb.Value)(nil),        // 20: google.protobuf.Value
+	(*Icon)(nil),                  // 21: tooldex.v1.Icon
+	(*durationpb.Duration)(nil),   // 22: google.protobuf.Duration
+	(RegisterOutcome)(0),          // 23: tooldex.v1.RegisterOutcome
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_tooldex_v1_host_proto_depIdxs = []int32{
 	1,  // 0: tooldex.v1.ConnectRequest.hello:type_name -> tooldex.v1.HostHello
 	2,  // 1: tooldex.v1.ConnectRequest.tools:type_name -> tooldex.v1.ToolsUpdate
 	3,  // 2: tooldex.v1.ConnectRequest.result:type_name -> tooldex.v1.CallResult
-	7,  // 3: tooldex.v1.ConnectRequest.progress:type_name -> tooldex.v1.CallProgress
-	8,  // 4: tooldex.v1.ConnectRequest.heartbeat:type_name -> tooldex.v1.Heartbeat
-	16, // 5: tooldex.v1.HostHello.tools:type_name -> tooldex.v1.Tool
-	16, // 6: tooldex.v1.ToolsUpdate.upsert:type_name -> tooldex.v1.Tool
+	9,  // 3: tooldex.v1.ConnectRequest.progress:type_name -> tooldex.v1.CallProgress
+	10, // 4: tooldex.v1.ConnectRequest.heartbeat:type_name -> tooldex.v1.Heartbeat
+	18, // 5: tooldex.v1.HostHello.tools:type_name -> tooldex.v1.Tool
+	18, // 6: tooldex.v1.ToolsUpdate.upsert:type_name -> tooldex.v1.Tool
 	4,  // 7: tooldex.v1.CallResult.content:type_name -> tooldex.v1.Content
-	17, // 8: tooldex.v1.CallResult.structured_content:type_name -> google.protobuf.Struct
-	18, // 9: tooldex.v1.Content.json:type_name -> google.protobuf.Value
-	5,  // 10: tooldex.v1.Content.image:type_name -> tooldex.v1.Blob
-	6,  // 11: tooldex.v1.Content.resource:type_name -> tooldex.v1.Resource
-	10, // 12: tooldex.v1.ConnectResponse.hello_ack:type_name -> tooldex.v1.HelloAck
-	13, // 13: tooldex.v1.ConnectResponse.execute:type_name -> tooldex.v1.ExecuteCall
-	14, // 14: tooldex.v1.ConnectResponse.cancel:type_name -> tooldex.v1.CancelCall
-	15, // 15: tooldex.v1.ConnectResponse.drain:type_name -> tooldex.v1.Drain
-	11, // 16: tooldex.v1.ConnectResponse.tools_ack:type_name -> tooldex.v1.ToolsAck
-	19, // 17: tooldex.v1.HelloAck.heartbeat_interval:type_name -> google.protobuf.Duration
-	12, // 18: tooldex.v1.HelloAck.results:type_name -> tooldex.v1.HostToolResult
-	12, // 19: tooldex.v1.ToolsAck.results:type_name -> tooldex.v1.HostToolResult
-	20, // 20: tooldex.v1.HostToolResult.outcome:type_name -> tooldex.v1.RegisterOutcome
-	17, // 21: tooldex.v1.ExecuteCall.params:type_name -> google.protobuf.Struct
-	21, // 22: tooldex.v1.ExecuteCall.deadline:type_name -> google.protobuf.Timestamp
-	19, // 23: tooldex.v1.Drain.grace:type_name -> google.protobuf.Duration
-	0,  // 24: tooldex.v1.HostService.Connect:input_type -> tooldex.v1.ConnectRequest
-	9,  // 25: tooldex.v1.HostService.Connect:output_type -> tooldex.v1.ConnectResponse
-	25, // [25:26] is the sub-list for method output_type
-	24, // [24:25] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	19, // 8: tooldex.v1.CallResult.structured_content:type_name -> google.protobuf.Struct
+	20, // 9: tooldex.v1.Content.json:type_name -> google.protobuf.Value
+	6,  // 10: tooldex.v1.Content.image:type_name -> tooldex.v1.Blob
+	7,  // 11: tooldex.v1.Content.resource:type_name -> tooldex.v1.Resource
+	8,  // 12: tooldex.v1.Content.resource_link:type_name -> tooldex.v1.ResourceLink
+	6,  // 13: tooldex.v1.Content.audio:type_name -> tooldex.v1.Blob
+	5,  // 14: tooldex.v1.Content.annotations:type_name -> tooldex.v1.ContentAnnotations
+	19, // 15: tooldex.v1.Content.meta:type_name -> google.protobuf.Struct
+	19, // 16: tooldex.v1.Resource.meta:type_name -> google.protobuf.Struct
+	21, // 17: tooldex.v1.ResourceLink.icons:type_name -> tooldex.v1.Icon
+	12, // 18: tooldex.v1.ConnectResponse.hello_ack:type_name -> tooldex.v1.HelloAck
+	15, // 19: tooldex.v1.ConnectResponse.execute:type_name -> tooldex.v1.ExecuteCall
+	16, // 20: tooldex.v1.ConnectResponse.cancel:type_name -> tooldex.v1.CancelCall
+	17, // 21: tooldex.v1.ConnectResponse.drain:type_name -> tooldex.v1.Drain
+	13, // 22: tooldex.v1.ConnectResponse.tools_ack:type_name -> tooldex.v1.ToolsAck
+	22, // 23: tooldex.v1.HelloAck.heartbeat_interval:type_name -> google.protobuf.Duration
+	14, // 24: tooldex.v1.HelloAck.results:type_name -> tooldex.v1.HostToolResult
+	14, // 25: tooldex.v1.ToolsAck.results:type_name -> tooldex.v1.HostToolResult
+	23, // 26: tooldex.v1.HostToolResult.outcome:type_name -> tooldex.v1.RegisterOutcome
+	19, // 27: tooldex.v1.ExecuteCall.params:type_name -> google.protobuf.Struct
+	24, // 28: tooldex.v1.ExecuteCall.deadline:type_name -> google.protobuf.Timestamp
+	22, // 29: tooldex.v1.Drain.grace:type_name -> google.protobuf.Duration
+	0,  // 30: tooldex.v1.HostService.Connect:input_type -> tooldex.v1.ConnectRequest
+	11, // 31: tooldex.v1.HostService.Connect:output_type -> tooldex.v1.ConnectResponse
+	31, // [31:32] is the sub-list for method output_type
+	30, // [30:31] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_host_proto_init() }
@@ -1441,8 +1711,12 @@ func file_tooldex_v1_host_proto_init() {
 		(*Content_Image)(nil),
 		(*Content_Resource)(nil),
 		(*Content_JsonText)(nil),
+		(*Content_ResourceLink)(nil),
+		(*Content_Audio)(nil),
 	}
-	file_tooldex_v1_host_proto_msgTypes[9].OneofWrappers = []any{
+	file_tooldex_v1_host_proto_msgTypes[5].OneofWrappers = []any{}
+	file_tooldex_v1_host_proto_msgTypes[8].OneofWrappers = []any{}
+	file_tooldex_v1_host_proto_msgTypes[11].OneofWrappers = []any{
 		(*ConnectResponse_HelloAck)(nil),
 		(*ConnectResponse_Execute)(nil),
 		(*ConnectResponse_Cancel)(nil),
@@ -1455,7 +1729,7 @@ func file_tooldex_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_host_proto_rawDesc), len(file_tooldex_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

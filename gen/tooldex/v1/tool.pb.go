@@ -234,8 +234,19 @@ type Tool struct {
 	// which means {"type": "object"}. RegisterTools refuses tools that set it
 	// (INVALID_ARGUMENT): register schemas as input_schema.
 	InputSchemaJson string `protobuf:"bytes,10,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// JSON Schema (an object schema) of the tool's structured result (MCP's
+	// outputSchema): a tool that has one returns structured_content matching
+	// it. At most 256 KiB.
+	OutputSchema *structpb.Struct `protobuf:"bytes,11,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
+	// Human-readable display name (MCP's title). At most 512 bytes. MCP's
+	// annotations.title is annotations.title.
+	Title string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
+	// Icons a user interface may show for the tool (MCP's icons); at most 16.
+	Icons []*Icon `protobuf:"bytes,13,rep,name=icons,proto3" json:"icons,omitempty"`
+	// Opaque metadata, carried unchanged (MCP's _meta). At most 64 KiB.
+	Meta          *structpb.Struct `protobuf:"bytes,14,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -338,6 +349,107 @@ func (x *Tool) GetInputSchemaJson() string {
 	return ""
 }
 
+func (x *Tool) GetOutputSchema() *structpb.Struct {
+	if x != nil {
+		return x.OutputSchema
+	}
+	return nil
+}
+
+func (x *Tool) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Tool) GetIcons() []*Icon {
+	if x != nil {
+		return x.Icons
+	}
+	return nil
+}
+
+func (x *Tool) GetMeta() *structpb.Struct {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// Icon is an icon for a user interface, as MCP has it.
+type Icon struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// URI of the image: https: or a data: URI. Required; at most 64 KiB.
+	Src string `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	// Media type, when the URI does not say (image/png, image/svg+xml).
+	MimeType string `protobuf:"bytes,2,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// Sizes the image suits ("48x48", "any"); at most 16.
+	Sizes []string `protobuf:"bytes,3,rep,name=sizes,proto3" json:"sizes,omitempty"`
+	// "light" or "dark": the background it is drawn for; empty for any.
+	Theme         string `protobuf:"bytes,4,opt,name=theme,proto3" json:"theme,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Icon) Reset() {
+	*x = Icon{}
+	mi := &file_tooldex_v1_tool_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Icon) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Icon) ProtoMessage() {}
+
+func (x *Icon) ProtoReflect() protoreflect.Message {
+	mi := &file_tooldex_v1_tool_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Icon.ProtoReflect.Descriptor instead.
+func (*Icon) Descriptor() ([]byte, []int) {
+	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Icon) GetSrc() string {
+	if x != nil {
+		return x.Src
+	}
+	return ""
+}
+
+func (x *Icon) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *Icon) GetSizes() []string {
+	if x != nil {
+		return x.Sizes
+	}
+	return nil
+}
+
+func (x *Icon) GetTheme() string {
+	if x != nil {
+		return x.Theme
+	}
+	return ""
+}
+
 // ToolAnnotations are hints about a tool's behaviour, as MCP defines them.
 type ToolAnnotations struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -357,7 +469,7 @@ type ToolAnnotations struct {
 
 func (x *ToolAnnotations) Reset() {
 	*x = ToolAnnotations{}
-	mi := &file_tooldex_v1_tool_proto_msgTypes[1]
+	mi := &file_tooldex_v1_tool_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +481,7 @@ func (x *ToolAnnotations) String() string {
 func (*ToolAnnotations) ProtoMessage() {}
 
 func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_tool_proto_msgTypes[1]
+	mi := &file_tooldex_v1_tool_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +494,7 @@ func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolAnnotations.ProtoReflect.Descriptor instead.
 func (*ToolAnnotations) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{1}
+	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ToolAnnotations) GetTitle() string {
@@ -434,7 +546,7 @@ type ToolSource struct {
 
 func (x *ToolSource) Reset() {
 	*x = ToolSource{}
-	mi := &file_tooldex_v1_tool_proto_msgTypes[2]
+	mi := &file_tooldex_v1_tool_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +558,7 @@ func (x *ToolSource) String() string {
 func (*ToolSource) ProtoMessage() {}
 
 func (x *ToolSource) ProtoReflect() protoreflect.Message {
-	mi := &file_tooldex_v1_tool_proto_msgTypes[2]
+	mi := &file_tooldex_v1_tool_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +571,7 @@ func (x *ToolSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSource.ProtoReflect.Descriptor instead.
 func (*ToolSource) Descriptor() ([]byte, []int) {
-	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{2}
+	return file_tooldex_v1_tool_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ToolSource) GetOrigin() Origin {
@@ -481,7 +593,7 @@ var File_tooldex_v1_tool_proto protoreflect.FileDescriptor
 const file_tooldex_v1_tool_proto_rawDesc = "" +
 	"\n" +
 	"\x15tooldex/v1/tool.proto\x12\n" +
-	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x9e\x03\n" +
+	"tooldex.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xc7\x04\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1f\n" +
@@ -495,7 +607,16 @@ const file_tooldex_v1_tool_proto_rawDesc = "" +
 	"\aaliases\x18\b \x03(\tR\aaliases\x12-\n" +
 	"\aloading\x18\t \x01(\x0e2\x13.tooldex.v1.LoadingR\aloading\x12*\n" +
 	"\x11input_schema_json\x18\n" +
-	" \x01(\tR\x0finputSchemaJson\"\xa5\x01\n" +
+	" \x01(\tR\x0finputSchemaJson\x12<\n" +
+	"\routput_schema\x18\v \x01(\v2\x17.google.protobuf.StructR\foutputSchema\x12\x14\n" +
+	"\x05title\x18\f \x01(\tR\x05title\x12&\n" +
+	"\x05icons\x18\r \x03(\v2\x10.tooldex.v1.IconR\x05icons\x12+\n" +
+	"\x04meta\x18\x0e \x01(\v2\x17.google.protobuf.StructR\x04meta\"a\n" +
+	"\x04Icon\x12\x10\n" +
+	"\x03src\x18\x01 \x01(\tR\x03src\x12\x1b\n" +
+	"\tmime_type\x18\x02 \x01(\tR\bmimeType\x12\x14\n" +
+	"\x05sizes\x18\x03 \x03(\tR\x05sizes\x12\x14\n" +
+	"\x05theme\x18\x04 \x01(\tR\x05theme\"\xa5\x01\n" +
 	"\x0fToolAnnotations\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12\x1e\n" +
@@ -540,27 +661,31 @@ func file_tooldex_v1_tool_proto_rawDescGZIP() []byte {
 }
 
 var file_tooldex_v1_tool_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tooldex_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_tooldex_v1_tool_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_tooldex_v1_tool_proto_goTypes = []any{
 	(Origin)(0),             // 0: tooldex.v1.Origin
 	(Loading)(0),            // 1: tooldex.v1.Loading
 	(RegisterOutcome)(0),    // 2: tooldex.v1.RegisterOutcome
 	(*Tool)(nil),            // 3: tooldex.v1.Tool
-	(*ToolAnnotations)(nil), // 4: tooldex.v1.ToolAnnotations
-	(*ToolSource)(nil),      // 5: tooldex.v1.ToolSource
-	(*structpb.Struct)(nil), // 6: google.protobuf.Struct
+	(*Icon)(nil),            // 4: tooldex.v1.Icon
+	(*ToolAnnotations)(nil), // 5: tooldex.v1.ToolAnnotations
+	(*ToolSource)(nil),      // 6: tooldex.v1.ToolSource
+	(*structpb.Struct)(nil), // 7: google.protobuf.Struct
 }
 var file_tooldex_v1_tool_proto_depIdxs = []int32{
-	6, // 0: tooldex.v1.Tool.input_schema:type_name -> google.protobuf.Struct
-	4, // 1: tooldex.v1.Tool.annotations:type_name -> tooldex.v1.ToolAnnotations
-	5, // 2: tooldex.v1.Tool.source:type_name -> tooldex.v1.ToolSource
+	7, // 0: tooldex.v1.Tool.input_schema:type_name -> google.protobuf.Struct
+	5, // 1: tooldex.v1.Tool.annotations:type_name -> tooldex.v1.ToolAnnotations
+	6, // 2: tooldex.v1.Tool.source:type_name -> tooldex.v1.ToolSource
 	1, // 3: tooldex.v1.Tool.loading:type_name -> tooldex.v1.Loading
-	0, // 4: tooldex.v1.ToolSource.origin:type_name -> tooldex.v1.Origin
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	7, // 4: tooldex.v1.Tool.output_schema:type_name -> google.protobuf.Struct
+	4, // 5: tooldex.v1.Tool.icons:type_name -> tooldex.v1.Icon
+	7, // 6: tooldex.v1.Tool.meta:type_name -> google.protobuf.Struct
+	0, // 7: tooldex.v1.ToolSource.origin:type_name -> tooldex.v1.Origin
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_tooldex_v1_tool_proto_init() }
@@ -574,7 +699,7 @@ func file_tooldex_v1_tool_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tooldex_v1_tool_proto_rawDesc), len(file_tooldex_v1_tool_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
