@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -17,6 +16,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/textcut"
 	"github.com/tooldex/tooldex/schema"
 )
 
@@ -332,10 +332,8 @@ func oneLine(s string) string {
 	if len(line) <= OneLineMax {
 		return line
 	}
-	c := OneLineMax
-	for c > 0 && !utf8.RuneStart(line[c]) {
-		c--
-	}
+	cutLine, _ := textcut.Prefix(line, OneLineMax)
+	c := len(cutLine)
 	if i := strings.LastIndexByte(line[:c], ' '); i > OneLineMax/2 {
 		c = i
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/tooldex/tooldex/internal/textcut"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -526,12 +527,8 @@ func (l leaf) render() Violation {
 		return Violation{Path: l.path, Description: fmt.Sprintf("value must be one of the %d values of the enum (the first: %s)", len(e.Want), short(e.Want[:3]))}
 	}
 	d := l.kind.LocalizedString(printer)
-	if len(d) > 512 {
-		cut := 512
-		for cut > 0 && !utf8.RuneStart(d[cut]) {
-			cut--
-		}
-		d = d[:cut] + "…"
+	if c, cut := textcut.Prefix(d, 512); cut {
+		d = c + "…"
 	}
 	return Violation{Path: l.path, Description: d}
 }

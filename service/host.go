@@ -112,9 +112,9 @@ func (h *HostServer) Connect(stream tooldexv1.HostService_ConnectServer) error {
 	case err := <-sendErr:
 		return err
 	case <-sess.Done():
-		return status.Error(codes.Unavailable, "host session closed: no heartbeat within the timeout, or drained")
+		return s.toStatus(errSessionClosed)
 	case <-s.hostsCtx.Done():
-		return status.Error(codes.Unavailable, "server is shutting down")
+		return s.toStatus(errShuttingDown)
 	}
 }
 
@@ -151,7 +151,7 @@ func recvHello(ctx context.Context, stream tooldexv1.HostService_ConnectServer) 
 		}
 		return hello, nil
 	case <-timer.C:
-		return nil, status.Error(codes.DeadlineExceeded, "no hello within 10s")
+		return nil, statusOf(zap.NewNop(), errNoHello)
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
@@ -219,7 +219,7 @@ func (h *HostServer) recvLoop(ctx context.Context, p *auth.Principal, stream too
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("panic in a host session", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
-			err = status.Error(codes.Internal, "internal error")
+			err = panicStatus()
 		}
 	}()
 	frames := rate.NewLimiter(hostFrameRate, hostFrameBurst)

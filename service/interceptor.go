@@ -55,7 +55,7 @@ func recovered(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("panic in handler", zap.String("method", info.FullMethod), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
-			resp, err = nil, status.Error(codes.Internal, "internal error")
+			resp, err = nil, panicStatus()
 		}
 	}()
 	return handler(ctx, req)
@@ -70,7 +70,7 @@ func StreamRecoverInterceptor(log *zap.Logger) grpc.StreamServerInterceptor {
 		defer func() {
 			if r := recover(); r != nil {
 				log.Error("panic in stream handler", zap.String("method", info.FullMethod), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
-				err = status.Error(codes.Internal, "internal error")
+				err = panicStatus()
 			}
 		}()
 		return handler(srv, ss)

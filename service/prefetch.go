@@ -12,6 +12,7 @@ import (
 	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/textcut"
 )
 
 // Prefetch limits and defaults.
@@ -292,13 +293,7 @@ func (s *Server) prefetch(ctx context.Context, req *tooldexv1.PrefetchRequest) (
 // it is dropped, and the text is cut (at a rune boundary) to the query
 // limit: prefetch is best effort, never an error for a long message.
 func prefetchQuery(message string, context []string) string {
-	if len(message) > messageScan {
-		cut := messageScan
-		for cut > 0 && !utf8.RuneStart(message[cut]) {
-			cut--
-		}
-		message = message[:cut]
-	}
+	message, _ = textcut.Prefix(message, messageScan)
 	text := strings.TrimSpace(message)
 	if len(strings.Fields(text)) < 3 {
 		var b strings.Builder
@@ -317,13 +312,7 @@ func prefetchQuery(message string, context []string) string {
 		words[i] = strings.TrimLeft(w, "+")
 	}
 	text = strings.Join(words, " ")
-	if len(text) > index.MaxQueryBytes {
-		cut := index.MaxQueryBytes
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut]
-	}
+	text, _ = textcut.Prefix(text, index.MaxQueryBytes)
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, " ")
 	}

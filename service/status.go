@@ -20,6 +20,20 @@ import (
 	"github.com/tooldex/tooldex/schema"
 )
 
+// Host session errors, mapped below.
+var (
+	// errSessionClosed: the registry ended the session (UNAVAILABLE).
+	errSessionClosed = errors.New("host session closed: no heartbeat within the timeout, or drained")
+	// errShuttingDown: the server closes host streams (UNAVAILABLE).
+	errShuttingDown = errors.New("server is shutting down")
+	// errNoHello: a host stream sent no hello in time (DEADLINE_EXCEEDED).
+	errNoHello = fmt.Errorf("no hello within %v", helloTimeout)
+)
+
+// panicStatus is the status of a call whose handler panicked; the panic
+// is logged where it was recovered.
+func panicStatus() error { return status.Error(codes.Internal, "internal error") }
+
 // toStatus turns a domain error into a gRPC status error. It is the only
 // place that chooses status codes. Unknown errors become INTERNAL with an
 // opaque message and are logged once here.
@@ -84,6 +98,10 @@ func statusOf(log *zap.Logger, err error) error {
 		return badRequest(spe.Error(), vs)
 	case errors.Is(err, ErrJournal):
 		return status.Error(codes.Unavailable, err.Error()+": the write was not stored; retry")
+	case errors.Is(err, errSessionClosed), errors.Is(err, errShuttingDown):
+		return status.Error(codes.Unavailable, err.Error())
+	case errors.Is(err, errNoHello):
+		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, index.ErrInvalidQuery):
 		return badRequest(err.Error(), []Violation{{Field: "query", Description: err.Error()}})
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
