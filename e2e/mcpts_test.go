@@ -370,6 +370,32 @@ func normalTool(tl map[string]any, name string) map[string]any {
 // without the serving implementation's own _meta (the façade names
 // itself), and the progress notifications without their tokens, which
 // each side's client chose.
+// clockTime is a time of day in a server's text (server-everything's
+// resources say when they were made, to the second): the direct and the
+// through-tooldex calls may fall on either side of a second.
+var clockTime = regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}( ?[AP]M)?\b`)
+
+// maskClock returns v with every time of day in its strings replaced.
+func maskClock(v any) any {
+	switch v := v.(type) {
+	case string:
+		return clockTime.ReplaceAllString(v, "<time>")
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = maskClock(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = maskClock(e)
+		}
+		return out
+	}
+	return v
+}
+
 func normalResult(r tsResult) map[string]any {
 	out := map[string]any{}
 	if r.Error != "" {
@@ -388,7 +414,7 @@ func normalResult(r tsResult) map[string]any {
 	if res["isError"] == false {
 		delete(res, "isError")
 	}
-	out["result"] = res
+	out["result"] = maskClock(res)
 	var progress []map[string]any
 	for _, p := range r.Progress {
 		p = maps.Clone(p)
