@@ -22,10 +22,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 // maxNameLen is the longest provider-legal tool name, in bytes.
-const maxNameLen = 64
+const maxNameLen = toolname.MaxLen
 
 // Tool is one dataset tool, with a provider-legal name assigned.
 type Tool struct {
@@ -137,7 +139,7 @@ func assignNames(originals []string) ([]string, *namer) {
 	names := newNamer()
 	out := make([]string, len(originals))
 	for i, o := range originals {
-		if isLegal(o) {
+		if toolname.Valid(o) {
 			out[i] = names.claim(o)
 		}
 	}
@@ -149,30 +151,13 @@ func assignNames(originals []string) ([]string, *namer) {
 	return out, names
 }
 
-// isLegal reports whether s matches ^[a-zA-Z0-9_-]{1,64}$.
-func isLegal(s string) bool {
-	if len(s) == 0 || len(s) > maxNameLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !legalByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func legalByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
 // sanitize replaces every character (rune; each byte of invalid UTF-8) outside
 // [a-zA-Z0-9_-] by '_'. It does not truncate.
 func sanitize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if r < 0x80 && legalByte(byte(r)) {
+		if r < 0x80 && toolname.LegalByte(byte(r)) {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('_')

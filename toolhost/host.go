@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/dialtarget"
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 // Defaults for the zero values of Config.
@@ -39,9 +39,6 @@ const (
 	// progress reports are dropped.
 	maxQueuedProgress = 256
 )
-
-// toolName is the provider-legal tool name.
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Config configures a Host. Only Addr and HostID are required.
 type Config struct {
@@ -131,7 +128,7 @@ func (h *Host) Handle(tool *tooldexv1.Tool, fn Handler) error {
 	if tool.GetName() == "" {
 		return errors.New("toolhost: Handle: tool has no name")
 	}
-	if !toolName.MatchString(tool.GetName()) {
+	if !toolname.Valid(tool.GetName()) {
 		return fmt.Errorf("toolhost: Handle: tool name %q is not provider-legal (^[a-zA-Z0-9_-]{1,64}$)", tool.GetName())
 	}
 	if fn == nil {
