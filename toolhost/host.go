@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/backoff"
 	"github.com/tooldex/tooldex/internal/dialtarget"
 	"github.com/tooldex/tooldex/internal/toolname"
 )
@@ -291,7 +291,7 @@ func (h *Host) Run(ctx context.Context) error {
 	// wait for them before closing the connection.
 	defer r.calls.Wait()
 
-	failures := 0
+	bo := backoff.Backoff{Min: h.cfg.MinBackoff, Max: h.cfg.MaxBackoff, Jitter: true}
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -301,32 +301,15 @@ func (h *Host) Run(ctx context.Context) error {
 			return nil
 		}
 		if acked {
-			failures = 0
+			bo.Reset()
 		}
-		delay := backoff(h.cfg.MinBackoff, h.cfg.MaxBackoff, failures)
-		failures++
+		delay := bo.Next()
 		h.log.Warn("connection to the tooldex server ended; reconnecting",
 			zap.String("addr", h.cfg.Addr), zap.Error(err), zap.Duration("backoff", delay))
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff.Sleep(ctx, delay) {
 			return nil
-		case <-t.C:
 		}
 	}
-}
-
-// backoff is the delay before reconnection attempt n (0 first): min
-// doubled n times, at most max, with jitter taking it down by up to half.
-func backoff(minD, maxD time.Duration, n int) time.Duration {
-	d := minD
-	for i := 0; i < n && d < maxD; i++ {
-		d *= 2
-	}
-	d = min(d, maxD)
-	half := d / 2
-	return d - half + rand.N(half+1)
 }
 
 // runner is what one Run shares between its sessions.
