@@ -12,17 +12,15 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/tooldex/tooldex/internal/jsonl"
 	"github.com/tooldex/tooldex/internal/toolname"
 )
 
@@ -201,7 +199,7 @@ type queryLine struct {
 func readTools(path string) ([]Tool, error) {
 	var tools []Tool
 	seen := make(map[string]int) // original name -> line
-	err := eachLine(path, func(line int, data []byte) error {
+	err := jsonl.ReadFile(path, func(line int, data []byte) error {
 		var tl toolLine
 		if err := json.Unmarshal(data, &tl); err != nil {
 			return err
@@ -237,7 +235,7 @@ func readTools(path string) ([]Tool, error) {
 func readQueries(path string) ([]Query, error) {
 	var queries []Query
 	seen := make(map[string]int) // id -> line
-	err := eachLine(path, func(line int, data []byte) error {
+	err := jsonl.ReadFile(path, func(line int, data []byte) error {
 		var ql queryLine
 		if err := json.Unmarshal(data, &ql); err != nil {
 			return err
@@ -285,31 +283,6 @@ func idString(raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("id is neither a string nor a number: %s", raw)
 	}
 	return n.String(), nil
-}
-
-// eachLine calls fn for every non-blank line of the file, with its 1-based
-// line number. Lines may be arbitrarily long.
-func eachLine(path string, fn func(line int, data []byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	for line := 1; ; line++ {
-		data, err := r.ReadBytes('\n')
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(data)) > 0 {
-			if ferr := fn(line, data); ferr != nil {
-				return fmt.Errorf("%s:%d: %w", path, line, ferr)
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
 }
 
 // discount[i] is 1/log2(i+2): the gain of a hit at 0-based rank i.
