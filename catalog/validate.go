@@ -2,11 +2,11 @@ package catalog
 
 import (
 	"fmt"
-	"regexp"
 
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/toolname"
 	"github.com/tooldex/tooldex/schema"
 )
 
@@ -19,22 +19,10 @@ const (
 	MaxAliases     = 16
 )
 
-// nameRE is the provider-legal tool name (Anthropic, OpenAI); MCP's
-// mcp__server__tool fits it.
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // CheckName reports why name is not a provider-legal tool name ("" when it
 // is).
 func CheckName(name string) string {
-	switch {
-	case name == "":
-		return "is empty"
-	case len(name) > 64:
-		return fmt.Sprintf("is %d bytes long, at most 64", len(name))
-	case !nameRE.MatchString(name):
-		return "must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -)"
-	}
-	return ""
+	return toolname.Check(name)
 }
 
 // validate checks one tool, compiling its input schema to check it, and

@@ -12,20 +12,20 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tooldex/tooldex/internal/jsonl"
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 // maxNameLen is the longest provider-legal tool name, in bytes.
-const maxNameLen = 64
+const maxNameLen = toolname.MaxLen
 
 // Tool is one dataset tool, with a provider-legal name assigned.
 type Tool struct {
@@ -137,7 +137,7 @@ func assignNames(originals []string) ([]string, *namer) {
 	names := newNamer()
 	out := make([]string, len(originals))
 	for i, o := range originals {
-		if isLegal(o) {
+		if toolname.Valid(o) {
 			out[i] = names.claim(o)
 		}
 	}
@@ -149,30 +149,13 @@ func assignNames(originals []string) ([]string, *namer) {
 	return out, names
 }
 
-// isLegal reports whether s matches ^[a-zA-Z0-9_-]{1,64}$.
-func isLegal(s string) bool {
-	if len(s) == 0 || len(s) > maxNameLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !legalByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func legalByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
 // sanitize replaces every character (rune; each byte of invalid UTF-8) outside
 // [a-zA-Z0-9_-] by '_'. It does not truncate.
 func sanitize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if r < 0x80 && legalByte(byte(r)) {
+		if r < 0x80 && toolname.LegalByte(byte(r)) {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('_')
@@ -216,7 +199,7 @@ type queryLine struct {
 func readTools(path string) ([]Tool, error) {
 	var tools []Tool
 	seen := make(map[string]int) // original name -> line
-	err := eachLine(path, func(line int, data []byte) error {
+	err := jsonl.ReadFile(path, func(line int, data []byte) error {
 		var tl toolLine
 		if err := json.Unmarshal(data, &tl); err != nil {
 			return err
@@ -252,7 +235,7 @@ func readTools(path string) ([]Tool, error) {
 func readQueries(path string) ([]Query, error) {
 	var queries []Query
 	seen := make(map[string]int) // id -> line
-	err := eachLine(path, func(line int, data []byte) error {
+	err := jsonl.ReadFile(path, func(line int, data []byte) error {
 		var ql queryLine
 		if err := json.Unmarshal(data, &ql); err != nil {
 			return err
@@ -300,31 +283,6 @@ func idString(raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("id is neither a string nor a number: %s", raw)
 	}
 	return n.String(), nil
-}
-
-// eachLine calls fn for every non-blank line of the file, with its 1-based
-// line number. Lines may be arbitrarily long.
-func eachLine(path string, fn func(line int, data []byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	for line := 1; ; line++ {
-		data, err := r.ReadBytes('\n')
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(data)) > 0 {
-			if ferr := fn(line, data); ferr != nil {
-				return fmt.Errorf("%s:%d: %w", path, line, ferr)
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
 }
 
 // discount[i] is 1/log2(i+2): the gain of a hit at 0-based rank i.

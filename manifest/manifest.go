@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 // Options choose the rendering.
@@ -142,7 +144,7 @@ func prepare(tools []*tooldexv1.Tool, kind string, seen map[string]bool) ([]*too
 			return nil, fmt.Errorf("%s tool %d is nil", kind, i)
 		}
 		name := t.GetName()
-		if !validToolName(name) {
+		if !toolname.Valid(name) {
 			return nil, fmt.Errorf("%s tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$", kind, name)
 		}
 		if seen[name] {

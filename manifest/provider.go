@@ -72,18 +72,3 @@ func ToolName(p Provider, providerName string) string {
 func needsGeminiPrefix(c byte) bool {
 	return c == '-' || ('0' <= c && c <= '9')
 }
-
-// validToolName reports whether name is a registrable tool name,
-// ^[a-zA-Z0-9_-]{1,64}$: the domain on which ProviderName is reversible.
-func validToolName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}

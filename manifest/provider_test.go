@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 func TestParseProvider(t *testing.T) {
@@ -74,7 +76,7 @@ func TestNameMappingRoundTripAndCollisions(t *testing.T) {
 	var names []string
 	var gen func(prefix string)
 	gen = func(prefix string) {
-		if len(prefix) > 0 && validToolName(prefix) {
+		if len(prefix) > 0 && toolname.Valid(prefix) {
 			names = append(names, prefix)
 		}
 		if len(prefix) == 4 {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/backoff"
 	"github.com/tooldex/tooldex/toolhost"
 )
 
@@ -210,7 +210,7 @@ type server struct {
 // run keeps a session with the server until ctx is done, restarting it
 // with exponential backoff when it ends or cannot start.
 func (s *server) run(ctx context.Context) {
-	failures := 0
+	bo := backoff.Backoff{Min: s.b.opts.MinRestart, Max: s.b.opts.MaxRestart, Jitter: true}
 	for {
 		start := time.Now()
 		err := s.session(ctx)
@@ -218,17 +218,12 @@ func (s *server) run(ctx context.Context) {
 			return
 		}
 		if time.Since(start) >= stableAfter {
-			failures = 0
+			bo.Reset()
 		}
-		delay := backoff(s.b.opts.MinRestart, s.b.opts.MaxRestart, failures)
-		failures++
+		delay := bo.Next()
 		s.log.Warn("MCP server session ended; restarting", zap.Error(err), zap.Duration("backoff", delay))
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff.Sleep(ctx, delay) {
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -475,16 +470,4 @@ func (s *server) handler(name string) toolhost.Handler {
 		}
 		return convertResult(res)
 	}
-}
-
-// backoff is the delay before restart attempt n (0 first): min doubled n
-// times, at most max, with jitter taking it down by up to half.
-func backoff(minD, maxD time.Duration, n int) time.Duration {
-	d := minD
-	for i := 0; i < n && d < maxD; i++ {
-		d *= 2
-	}
-	d = min(d, maxD)
-	half := d / 2
-	return d - half + rand.N(half+1)
 }

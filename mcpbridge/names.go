@@ -3,19 +3,17 @@ package mcpbridge
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
-)
 
-// legalName is the provider-legal tool name tooldex requires.
-var legalName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	"github.com/tooldex/tooldex/internal/toolname"
+)
 
 const (
 	// Prefix starts every bridged tool's name: mcp__<server>__<tool>.
 	Prefix = "mcp__"
 	sep    = "__"
 	// maxName is the longest provider-legal name.
-	maxName = 64
+	maxName = toolname.MaxLen
 	// hashLen is the length of the hash suffix added to names that had to
 	// be shortened.
 	hashLen = 8
@@ -29,10 +27,9 @@ func sanitize(s string) string {
 	}
 	var b strings.Builder
 	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+		if r < 0x80 && toolname.LegalByte(byte(r)) {
 			b.WriteRune(r)
-		default:
+		} else {
 			b.WriteByte('_')
 		}
 	}

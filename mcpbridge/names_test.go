@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 func TestServerName(t *testing.T) {
@@ -21,7 +23,7 @@ func TestServerName(t *testing.T) {
 		}
 	}
 	long := ServerName(strings.Repeat("s", 40))
-	if len(long) != 32 || !legalName.MatchString(long) {
+	if len(long) != 32 || !toolname.Valid(long) {
 		t.Errorf("ServerName(40×s) = %q (len %d), want 32 legal characters", long, len(long))
 	}
 	if ServerName(strings.Repeat("s", 40)) == ServerName(strings.Repeat("s", 41)) {
@@ -44,7 +46,7 @@ func TestToolName(t *testing.T) {
 	long1 := ToolName("server", strings.Repeat("x", 80)+"1")
 	long2 := ToolName("server", strings.Repeat("x", 80)+"2")
 	for _, n := range []string{long1, long2} {
-		if !legalName.MatchString(n) || len(n) != 64 || !strings.HasPrefix(n, "mcp__server__xxx") {
+		if !toolname.Valid(n) || len(n) != 64 || !strings.HasPrefix(n, "mcp__server__xxx") {
 			t.Errorf("long name %q (len %d): want 64 legal characters starting mcp__server__", n, len(n))
 		}
 	}
@@ -75,7 +77,7 @@ func TestMapTools(t *testing.T) {
 		if ToolName("srv", orig) != name {
 			t.Errorf("ToolName(srv, %q) = %q, want %q", orig, ToolName("srv", orig), name)
 		}
-		if !legalName.MatchString(name) {
+		if !toolname.Valid(name) {
 			t.Errorf("%q is not legal", name)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+
+	"github.com/tooldex/tooldex/internal/backoff"
 )
 
 // CatalogBucket is the key-value bucket of the catalog journal.
@@ -131,27 +133,26 @@ type Applier interface {
 func (j *Journal) Watch(ctx context.Context, a Applier, ready func()) error {
 	var last uint64
 	replaying := true
-	for delay := 100 * time.Millisecond; ; {
+	bo := retryBackoff()
+	for {
 		var opts []jetstream.WatchOpt
 		if last > 0 {
 			opts = append(opts, jetstream.ResumeFromRevision(last+1))
 		}
 		w, err := j.kv.WatchAll(ctx, opts...)
 		if err == nil {
-			delay = 100 * time.Millisecond
+			bo.Reset()
 			last, replaying = j.drain(ctx, w, a, last, replaying, ready)
 			_ = w.Stop()
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		delay := bo.Next()
 		j.log.Warn("journal watch broken, resuming", zap.Uint64("after", last), zap.Error(err), zap.Duration("backoff", delay))
-		select {
-		case <-ctx.Done():
+		if !backoff.Sleep(ctx, delay) {
 			return ctx.Err()
-		case <-time.After(delay):
 		}
-		delay = min(2*delay, 2*time.Second)
 	}
 }
 

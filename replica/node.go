@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/tooldex/tooldex/internal/backoff"
 )
 
 // Config says where the NATS of the replicas is.
@@ -145,18 +147,24 @@ func (n *Node) bucket(ctx context.Context, name, desc string, ttl time.Duration)
 		Bucket: name, Description: desc, History: 1, TTL: ttl,
 		Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas,
 	}
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+	bo := retryBackoff()
+	for {
 		kv, err := n.js.CreateOrUpdateKeyValue(ctx, cfg)
 		if err == nil {
 			return kv, nil
 		}
+		delay := bo.Next()
 		n.cfg.Logger.Warn("bucket not ready, retrying", zap.String("bucket", name), zap.Error(err), zap.Duration("backoff", delay))
-		select {
-		case <-ctx.Done():
+		if !backoff.Sleep(ctx, delay) {
 			return nil, fmt.Errorf("replica: bucket %s: %w (last error: %v)", name, ctx.Err(), err)
-		case <-time.After(delay):
 		}
 	}
+}
+
+// retryBackoff is the schedule of the replica's retry loops (a bucket
+// not ready, a broken watch): 100ms doubled up to 2s, no jitter.
+func retryBackoff() backoff.Backoff {
+	return backoff.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 }
 
 // Close drains the connection and stops the embedded server.

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/backoff"
 	"github.com/tooldex/tooldex/service"
 )
 
@@ -225,19 +226,17 @@ func (p *Presence) announce(ctx context.Context) {
 // watch applies the other replicas' keys as they change, resuming after
 // a broken watch.
 func (p *Presence) watch(ctx context.Context) {
-	for delay := 100 * time.Millisecond; ctx.Err() == nil; {
+	bo := retryBackoff()
+	for ctx.Err() == nil {
 		w, err := p.kv.WatchAll(ctx)
 		if err == nil {
 			p.drain(ctx, w)
 			_ = w.Stop()
-			delay = 100 * time.Millisecond
+			bo.Reset()
 		} else {
+			delay := bo.Next()
 			p.log.Warn("presence watch failed, retrying", zap.Error(err), zap.Duration("backoff", delay))
-			select {
-			case <-ctx.Done():
-			case <-time.After(delay):
-			}
-			delay = min(2*delay, 2*time.Second)
+			backoff.Sleep(ctx, delay)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/tooldex/tooldex/internal/backoff"
 )
 
 // Embedder turns texts into vectors, one per text, in order; Client is the
@@ -156,7 +158,7 @@ func (s *Store) Stats() Stats {
 // refuses is alone, and that tool is skipped (logged; it stays lexical
 // only) so that one bad text cannot hold up the others.
 func (s *Store) Run(ctx context.Context) error {
-	wait := s.retry[0]
+	bo := backoff.Backoff{Min: s.retry[0], Max: s.retry[1]}
 	for {
 		names, texts := s.next(s.batch)
 		if len(names) == 0 {
@@ -174,18 +176,14 @@ func (s *Store) Run(ctx context.Context) error {
 			s.mu.Lock()
 			s.failures++
 			s.mu.Unlock()
+			wait := bo.Next()
 			s.log.Warn("embedding tools failed; retrying", zap.Int("tools", len(names)), zap.Duration("wait", wait), zap.Error(err))
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !backoff.Sleep(ctx, wait) {
 				return ctx.Err()
-			case <-t.C:
 			}
-			wait = min(2*wait, s.retry[1])
 			continue
 		}
-		wait = s.retry[0]
+		bo.Reset()
 	}
 }
 

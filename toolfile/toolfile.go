@@ -77,6 +77,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+
+	"github.com/tooldex/tooldex/internal/jsonl"
 )
 
 var errNoTools = errors.New("no tools")
@@ -295,23 +297,13 @@ func parseArray(elems []any) ([]*tooldexv1.Tool, error) {
 // handed to emit before the next line is read.
 func parseLines(data []byte, emit func(*tooldexv1.Tool) error) error {
 	count := 0
-	lineStart := 0
-	for n := 1; lineStart < len(data); n++ {
-		line := data[lineStart:]
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line = line[:i]
-		}
-		offset := lineStart
-		lineStart += len(line) + 1
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	err := jsonl.Each(bytes.NewReader(data), func(n int, offset int64, line []byte) error {
 		label := fmt.Sprintf("line %d", n)
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return syntaxError(data, offset, err)
+			return syntaxError(data, int(offset), err)
 		}
 		if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
 			return fmt.Errorf("%s: unexpected data after the JSON value (want one tool object per line)", label)
@@ -325,9 +317,10 @@ func parseLines(data []byte, emit func(*tooldexv1.Tool) error) error {
 			return labelError(label, m, err)
 		}
 		count++
-		if err := emit(t); err != nil {
-			return err
-		}
+		return emit(t)
+	})
+	if err != nil {
+		return err
 	}
 	if count == 0 {
 		return errNoTools

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -16,7 +14,9 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/backoff"
 	"github.com/tooldex/tooldex/internal/dialtarget"
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 // Defaults for the zero values of Config.
@@ -39,9 +39,6 @@ const (
 	// progress reports are dropped.
 	maxQueuedProgress = 256
 )
-
-// toolName is the provider-legal tool name.
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Config configures a Host. Only Addr and HostID are required.
 type Config struct {
@@ -131,7 +128,7 @@ func (h *Host) Handle(tool *tooldexv1.Tool, fn Handler) error {
 	if tool.GetName() == "" {
 		return errors.New("toolhost: Handle: tool has no name")
 	}
-	if !toolName.MatchString(tool.GetName()) {
+	if !toolname.Valid(tool.GetName()) {
 		return fmt.Errorf("toolhost: Handle: tool name %q is not provider-legal (^[a-zA-Z0-9_-]{1,64}$)", tool.GetName())
 	}
 	if fn == nil {
@@ -294,7 +291,7 @@ func (h *Host) Run(ctx context.Context) error {
 	// wait for them before closing the connection.
 	defer r.calls.Wait()
 
-	failures := 0
+	bo := backoff.Backoff{Min: h.cfg.MinBackoff, Max: h.cfg.MaxBackoff, Jitter: true}
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -304,32 +301,15 @@ func (h *Host) Run(ctx context.Context) error {
 			return nil
 		}
 		if acked {
-			failures = 0
+			bo.Reset()
 		}
-		delay := backoff(h.cfg.MinBackoff, h.cfg.MaxBackoff, failures)
-		failures++
+		delay := bo.Next()
 		h.log.Warn("connection to the tooldex server ended; reconnecting",
 			zap.String("addr", h.cfg.Addr), zap.Error(err), zap.Duration("backoff", delay))
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff.Sleep(ctx, delay) {
 			return nil
-		case <-t.C:
 		}
 	}
-}
-
-// backoff is the delay before reconnection attempt n (0 first): min
-// doubled n times, at most max, with jitter taking it down by up to half.
-func backoff(minD, maxD time.Duration, n int) time.Duration {
-	d := minD
-	for i := 0; i < n && d < maxD; i++ {
-		d *= 2
-	}
-	d = min(d, maxD)
-	half := d / 2
-	return d - half + rand.N(half+1)
 }
 
 // runner is what one Run shares between its sessions.

@@ -8,9 +8,9 @@ import (
 	"io"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/internal/logging"
 	"github.com/tooldex/tooldex/mcpbridge"
 )
 
@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if *addr == "" {
 		*addr = "localhost:50051"
 	}
-	log, err := newLogger(*logLevel, stderr)
+	log, err := logging.New(*logLevel, "json", stderr)
 	if err != nil {
 		return err
 	}
@@ -58,14 +58,4 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	err = b.Run(ctx)
 	log.Info("mcpbridge stopped")
 	return err
-}
-
-func newLogger(level string, w io.Writer) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(level)
-	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)), nil
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/internal/logging"
 	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/mcpfacade"
 )
@@ -77,11 +77,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	log, err := logging.NewSlog(c.logLevel, stderr)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	dialOpts, err := c.creds.DialOptions()
 	if err != nil {

@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -34,6 +33,7 @@ import (
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/apidesc"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/internal/logging"
 	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
@@ -184,25 +184,6 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	return c, nil
 }
 
-func newLogger(c *config, stderr io.Writer) (*zap.Logger, error) {
-	level, err := zapcore.ParseLevel(c.logLevel)
-	if err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	var encoder zapcore.Encoder
-	switch c.logFormat {
-	case "json":
-		encoder = zapcore.NewJSONEncoder(enc)
-	case "console":
-		encoder = zapcore.NewConsoleEncoder(enc)
-	default:
-		return nil, fmt.Errorf("--log-format must be console or json, not %q", c.logFormat)
-	}
-	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(stderr), level)), nil
-}
-
 // run starts the server and blocks until ctx is done or serving fails.
 // Shutdown order: health NOT_SERVING, the demo host leaves, hosts drain,
 // host streams are cancelled, GracefulStop within --shutdown-grace, Stop,
@@ -215,7 +196,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		return err
 	}
-	log, err := newLogger(c, stderr)
+	log, err := logging.New(c.logLevel, c.logFormat, stderr)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@
 package benchcorpus
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/tooldex/tooldex/index/analysis"
+	"github.com/tooldex/tooldex/internal/jsonl"
 )
 
 // EnvDir names the environment variable that overrides the datasets
@@ -69,7 +69,7 @@ func Load(dir string, paramText func(map[string]any) string, maxQueryBytes int) 
 	s := &Set{}
 	var perSet [][]string
 	for _, p := range paths {
-		err := readJSONL(p, func(line []byte) error {
+		err := jsonl.ReadFile(p, func(_ int, line []byte) error {
 			var t struct {
 				Name        string         `json:"name"`
 				Description string         `json:"description"`
@@ -85,7 +85,7 @@ func Load(dir string, paramText func(map[string]any) string, maxQueryBytes int) 
 			return nil, err
 		}
 		var qs []string
-		_ = readJSONL(filepath.Join(filepath.Dir(p), "queries.jsonl"), func(line []byte) error {
+		_ = jsonl.ReadFile(filepath.Join(filepath.Dir(p), "queries.jsonl"), func(_ int, line []byte) error {
 			var q struct {
 				Query string `json:"query"`
 			}
@@ -140,23 +140,4 @@ func KeywordQueries(tasks []string) []string {
 		out = append(out, strings.Join(words[:min(3, len(words))], " "))
 	}
 	return out
-}
-
-func readJSONL(path string, fn func([]byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		if err := fn(sc.Bytes()); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return sc.Err()
 }
