@@ -194,6 +194,7 @@ func TestCommandLine(t *testing.T) {
 		{"exec", addr, []string{"exec", "calculate", "--params", `{"expression": "2*(3+4)^2"}`}, 0, "\"value\": 98", ""},
 		{"exec typo", addr, []string{"exec", "calculte"}, 1, "", "did you mean calculate?"},
 		{"exec unknown", addr, []string{"exec", "weather"}, 1, "", "NotFound"},
+		{"eval moved", addr, []string{"eval", "--tools", "t.jsonl"}, 1, "", "go run ./cmd/tooldex-dev eval"},
 		{"server not running", closed, []string{"search", "slack"}, 1, "", "is the server running at " + closed + "?"},
 	}
 	for _, tt := range tests {

@@ -126,6 +126,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, usage)
 		return nil
 	}
+	if cmd == "eval" { // bench memory: cmdBench says the same
+		return errors.New("eval runs the server's packages in-process: it is a developer command (go run ./cmd/tooldex-dev eval)")
+	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
 
