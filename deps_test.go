@@ -40,7 +40,7 @@ func inTree(pkg, root string) bool {
 // package no rule covers fails the test: a new package gets its row here.
 func TestDependencies(t *testing.T) {
 	const mod = "github.com/tooldex/tooldex"
-	server := []string{mod + "/service", mod + "/registry", mod + "/index", mod + "/cmd", mod + "/internal/cli"}
+	server := []string{mod + "/service", mod + "/registry", mod + "/index", mod + "/cmd", mod + "/internal/cli", mod + "/internal/devcli"}
 	tests := []struct {
 		patterns  []string
 		forbidden []string
@@ -59,7 +59,7 @@ func TestDependencies(t *testing.T) {
 		{
 			// Pure Go: no gRPC, no generated API.
 			patterns:  []string{"./registry", "./semantic/...", "./permission", "./eval", "./demo", "./schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./bench/..."},
-			forbidden: []string{"google.golang.org/grpc", mod + "/gen", mod + "/service", mod + "/cmd", mod + "/internal/cli"},
+			forbidden: []string{"google.golang.org/grpc", mod + "/gen", mod + "/service", mod + "/cmd", mod + "/internal/cli", mod + "/internal/devcli"},
 		},
 		{
 			// The wire: what speaks the API without the server's insides.
@@ -70,12 +70,27 @@ func TestDependencies(t *testing.T) {
 			// The service knows replicas only through its Journal and
 			// Forwarder interfaces.
 			patterns:  []string{"./service/..."},
-			forbidden: []string{mod + "/cmd", mod + "/internal/cli", mod + "/mcpfacade", mod + "/mcpbridge", mod + "/replica", "github.com/nats-io/nats.go"},
+			forbidden: []string{mod + "/cmd", mod + "/internal/cli", mod + "/internal/devcli", mod + "/mcpfacade", mod + "/mcpbridge", mod + "/replica", "github.com/nats-io/nats.go"},
 		},
 		{
-			// The commands, and the replicas they wire in, may use anything
-			// but the tests.
-			patterns:  []string{"./cmd/...", "./internal/cli", "./replica/..."},
+			// The user CLI speaks only the wire API: what runs the server's
+			// insides in-process (eval, bench memory) is the developer
+			// command's (internal/devcli, cmd/tooldex-dev).
+			patterns: []string{"./internal/cli", "./cmd/tooldex", "./cmd/client"},
+			forbidden: []string{
+				mod + "/service",
+				mod + "/catalog",
+				mod + "/index",
+				mod + "/semantic",
+				mod + "/eval",
+				mod + "/registry",
+				mod + "/e2e",
+			},
+		},
+		{
+			// The other commands, the developer command, and the replicas
+			// they wire in, may use anything but the tests.
+			patterns:  []string{"./cmd/server", "./cmd/mcpbridge", "./cmd/mcpserver", "./cmd/tooldex-dev", "./internal/devcli", "./replica/..."},
 			forbidden: []string{mod + "/e2e"},
 		},
 		{

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -89,7 +88,7 @@ func NewEntry(ve *ValidationError, field string, t *tooldexv1.Tool, tenant strin
 	var paramText string
 	if in != nil {
 		paramText = index.ParamText(doc)
-		e.params = ParamSummary(in)
+		e.params = schema.ParamSummary(in)
 		opts := proto.MarshalOptions{Deterministic: true} // equal schemas, equal bytes
 		n := opts.Size(in)
 		b := make([]byte, 0, e.own+protowire.SizeTag(inputSchemaField)+protowire.SizeVarint(uint64(n))+n) // what is kept, exactly
@@ -338,58 +337,6 @@ func oneLine(s string) string {
 		c = i
 	}
 	return strings.TrimRightFunc(line[:c], unicode.IsSpace) + ellipsis
-}
-
-// ParamSummary lists a schema's top-level parameters, required first:
-// "cron (string, required), prompt (string)". A parameter with no type
-// shows its type list joined by "|", "enum" when it only has an enum, or
-// "any".
-func ParamSummary(s *structpb.Struct) string {
-	props := s.GetFields()["properties"].GetStructValue().GetFields()
-	if len(props) == 0 {
-		return ""
-	}
-	required := make(map[string]bool)
-	for _, v := range s.GetFields()["required"].GetListValue().GetValues() {
-		required[v.GetStringValue()] = true
-	}
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if required[a] != required[b] {
-			if required[a] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		typ := props[n].GetStructValue().GetFields()["type"]
-		desc := n
-		switch {
-		case typ.GetStringValue() != "":
-			desc += " (" + typ.GetStringValue()
-		case typ.GetListValue() != nil:
-			var ts []string
-			for _, v := range typ.GetListValue().GetValues() {
-				ts = append(ts, v.GetStringValue())
-			}
-			desc += " (" + strings.Join(ts, "|")
-		case props[n].GetStructValue().GetFields()["enum"] != nil:
-			desc += " (enum"
-		default:
-			desc += " (any"
-		}
-		if required[n] {
-			desc += ", required"
-		}
-		parts = append(parts, desc+")")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // DefaultSchemaJSON is what a tool without an input schema takes.

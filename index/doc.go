@@ -42,7 +42,7 @@
 // and shards are compacted once half of them is dead.
 //
 // The index is sized for large catalogs (about 700 bytes a tool at 100k
-// tools, by the client's bench memory). A document keeps its name and its
+// tools, by tooldex-dev's bench memory). A document keeps its name and its
 // forward lists (keyword words and terms, for its removal) as varint id
 // gaps in one string; what derives from its name (name parts, exact-name
 // spellings, name phrases) is recomputed when it leaves, and exact-name

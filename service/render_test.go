@@ -9,6 +9,7 @@ import (
 
 	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // The fmt-based renderings the strconv ones replaced, as references.
@@ -70,7 +71,7 @@ func refRenderResults(b *strings.Builder, results []*tooldexv1.SearchResult, too
 				js = catalog.SchemaJSON(tl.GetInputSchema())
 			}
 			fmt.Fprintf(b, "   Schema: %s\n", js)
-		} else if p := catalog.ParamSummary(tl.GetInputSchema()); p != "" {
+		} else if p := schema.ParamSummary(tl.GetInputSchema()); p != "" {
 			fmt.Fprintf(b, "   Params: %s\n", p)
 		}
 	}

@@ -1,5 +1,5 @@
 // Command lodo chooses a setting by leave-one-dataset-out: given the JSON
-// output of `tooldex eval --json` for each development dataset, run with
+// output of `tooldex-dev eval --json` for each development dataset, run with
 // the same list of settings (rows named key@value, e.g. semantic@0.2 from
 // --semantic-ratio 0.1,0.2,...), it picks for each dataset the value that
 // maximises the mean NDCG@10 over the other datasets and reports, per

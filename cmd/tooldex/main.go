@@ -1,6 +1,6 @@
 // Command tooldex is the command-line client of a tooldex server: register,
-// search, discover, list, unregister, exec, hosts, repl, eval and bench
-// (tooldex -h; the commands are in internal/cli). Install it with
+// search, discover, list, unregister, exec, hosts, repl, bench search and
+// soak (tooldex -h; the commands are in internal/cli). Install it with
 //
 //	go install github.com/tooldex/tooldex/cmd/tooldex@latest
 package main

@@ -29,14 +29,11 @@ import (
 // health checks on the same server (the floor: the cost of a call that does
 // nothing).
 //
-// tooldex bench memory [--tools N] [--datasets DIR] measures what the
-// service holds per tool (see benchMemory).
+// bench memory, which measures the service in-process, is tooldex-dev's
+// (internal/devcli).
 func cmdBench(ctx context.Context, e env, args []string) error {
-	if len(args) > 0 && args[0] == "memory" {
-		return benchMemory(ctx, e, args[1:])
-	}
 	if len(args) == 0 || args[0] != "search" {
-		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [--schema struct|json|none] [QUERY...] | tooldex bench memory [--tools N] [--datasets DIR]")
+		return errors.New("bench: usage: tooldex bench search [--concurrency N] [--duration D] [--schema struct|json|none] [QUERY...] (bench memory is go run ./cmd/tooldex-dev bench memory)")
 	}
 	var c common
 	fs := newFlags("bench search", e, &c)

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"net"
@@ -17,7 +16,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tooldex/tooldex/eval"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
 
@@ -196,6 +194,7 @@ func TestCommandLine(t *testing.T) {
 		{"exec", addr, []string{"exec", "calculate", "--params", `{"expression": "2*(3+4)^2"}`}, 0, "\"value\": 98", ""},
 		{"exec typo", addr, []string{"exec", "calculte"}, 1, "", "did you mean calculate?"},
 		{"exec unknown", addr, []string{"exec", "weather"}, 1, "", "NotFound"},
+		{"eval moved", addr, []string{"eval", "--tools", "t.jsonl"}, 1, "", "go run ./cmd/tooldex-dev eval"},
 		{"server not running", closed, []string{"search", "slack"}, 1, "", "is the server running at " + closed + "?"},
 	}
 	for _, tt := range tests {
@@ -209,42 +208,5 @@ func TestCommandLine(t *testing.T) {
 				t.Errorf("exec weather suggests: %s", stderr)
 			}
 		})
-	}
-}
-
-// TestEvalSampleDataset: the repository's own sample dataset (testdata/sample,
-// no ../shared needed) loads and ranks: every relevant tool is a tool of
-// the dataset, and the hybrid ranking finds most of them in its top 10.
-func TestEvalSampleDataset(t *testing.T) {
-	code, stdout, stderr := runCLI("", "eval", "--tools", "../../testdata/sample/tools.jsonl", "--queries", "../../testdata/sample/queries.jsonl", "--json")
-	if code != 0 {
-		t.Fatalf("eval: exit %d: %s", code, stderr)
-	}
-	var got map[string]map[string]float64
-	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-		t.Fatalf("eval --json: %v\n%s", err, stdout)
-	}
-	for _, ranking := range []string{"keyword", "tfidf", "hybrid"} {
-		if _, ok := got[ranking]["R@10"]; !ok {
-			t.Errorf("eval --json has no %s R@10: %s", ranking, stdout)
-		}
-	}
-	if r := got["hybrid"]["R@10"]; r < 50 {
-		t.Errorf("hybrid R@10 on the sample dataset = %.1f, want at least 50", r)
-	}
-	ds, err := eval.Load("../../testdata/sample/tools.jsonl", "../../testdata/sample/queries.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := make(map[string]bool)
-	for _, tl := range ds.Tools {
-		names[tl.Name] = true
-	}
-	for _, q := range ds.Queries {
-		for _, r := range q.Relevant {
-			if !names[r] {
-				t.Errorf("query %s: relevant %q is no tool of the dataset", q.ID, r)
-			}
-		}
 	}
 }

@@ -10,9 +10,11 @@
 //	tooldex exec TOOL --params JSON   run a tool on a connected host (--params @file)
 //	tooldex hosts                 list connected tool hosts
 //	tooldex repl                  interactive console: hint bar from Prefetch, /search, /discover, /exec
-//	tooldex eval --tools F --queries F   evaluate ranking in-process on a dataset (no server)
 //	tooldex bench search [QUERY...]       Search latency percentiles and QPS against a server, next to health checks
-//	tooldex bench memory [--tools N]      resident memory and heap of the service for N replicated dataset tools (in-process)
+//
+// The CLI speaks only the wire API: the developer commands that run the
+// server's packages in-process (eval, bench memory) are in internal/devcli
+// (cmd/tooldex-dev).
 //
 // Every server command takes --addr (env TOOLDEX_ADDR, default
 // localhost:50051), --json (protojson output for scripts) and --timeout,

@@ -21,8 +21,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/schema"
 )
 
 // replBackend is what the REPL calls on a tooldex server.
@@ -566,7 +566,7 @@ func cutWidth(s string, width int) string {
 
 // paramSummary lists a tool's parameters as "name (type, required)",
 // required ones first, as Search's text does.
-func paramSummary(t *tooldexv1.Tool) string { return catalog.ParamSummary(t.GetInputSchema()) }
+func paramSummary(t *tooldexv1.Tool) string { return schema.ParamSummary(t.GetInputSchema()) }
 
 // searchText renders a Search response as 'tooldex search' prints it.
 func searchText(resp *tooldexv1.SearchResponse) string {

@@ -36,13 +36,13 @@ commands:
   unregister NAME...      remove tools
   exec TOOL --params JSON run a tool on a connected host (--params @file reads a file)
   hosts                   list connected tool hosts
-  eval                    evaluate ranking in-process on a dataset
   bench search [QUERY]    load a server with Search calls: latency percentiles and QPS, next to health checks
-  bench memory            memory the service holds for --tools N dataset tools, in-process (no server)
   soak                    mixed good and abusive traffic against a local server: answered, refused, lost (must be none)
   repl                    interactive console: tool hints as you type, /search, /discover, /exec (alias: chat)
 
-Run 'tooldex COMMAND -h' for a command's flags.`
+Run 'tooldex COMMAND -h' for a command's flags. The developer commands eval and
+bench memory, which run the server's packages in-process, are tooldex-dev's
+(go run ./cmd/tooldex-dev -h).`
 
 // common are the flags every server command has.
 type common struct {
@@ -116,8 +116,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdExec(ctx, e, args)
 	case "hosts":
 		return cmdHosts(ctx, e, args)
-	case "eval":
-		return cmdEval(e, args)
 	case "bench":
 		return cmdBench(ctx, e, args)
 	case "soak":
@@ -127,6 +125,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
+	}
+	if cmd == "eval" { // bench memory: cmdBench says the same
+		return errors.New("eval runs the server's packages in-process: it is a developer command (go run ./cmd/tooldex-dev eval)")
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }

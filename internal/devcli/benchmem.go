@@ -1,4 +1,4 @@
-package cli
+package devcli
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ import (
 // "input_schema"} object), and, from a separate build of the index alone
 // with the same tools, the index's share.
 func benchMemory(ctx context.Context, e env, args []string) error {
-	fs := newFlags("bench memory", e, nil)
+	fs := newFlags("bench memory", e)
 	n := fs.Int("tools", 100000, "tools to register")
 	dir := fs.String("datasets", "../shared/datasets", "directory of <dataset>/tools.jsonl files")
 	memprofile := fs.String("memprofile", "", "write a heap profile here after registering")

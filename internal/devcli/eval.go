@@ -1,4 +1,4 @@
-package cli
+package devcli
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // cmdEval loads a dataset into an in-process index and prints retrieval
 // metrics for keyword-only, TF-IDF-only and hybrid ranking.
 func cmdEval(e env, args []string) error {
-	fs := newFlags("eval", e, nil)
+	fs := newFlags("eval", e)
 	tools := fs.String("tools", "", "dataset tools.jsonl")
 	queries := fs.String("queries", "", "dataset queries.jsonl")
 	asJSON := fs.Bool("json", false, "print one JSON object")

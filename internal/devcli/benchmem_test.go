@@ -1,4 +1,4 @@
-package cli
+package devcli
 
 import (
 	"os"
@@ -30,7 +30,7 @@ func TestBenchMemory(t *testing.T) {
 {"name":"`+strings.Repeat("x", 70)+`","description":"a long name"}
 `)
 	var out strings.Builder
-	if err := run(t.Context(), []string{"bench", "memory", "--tools", "30", "--datasets", dir}, func(string) string { return "" }, nil, &out); err != nil {
+	if err := run(t.Context(), []string{"bench", "memory", "--tools", "30", "--datasets", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"30 tools replicated from 3 dataset tools", "(1 skipped", "catalog as JSON", "RSS grown (service)", "index (built alone)"} {

@@ -1,0 +1,86 @@
+package devcli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/tooldex/tooldex/eval"
+)
+
+// TestMain checks that the commands leave no goroutine behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// runDev runs the command line as main does.
+func runDev(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{nil, 1, "", "usage: tooldex-dev"},
+		{[]string{"-h"}, 0, "bench memory", ""},
+		{[]string{"eval", "-h"}, 0, "-crossval", ""},
+		{[]string{"bench", "memory", "-h"}, 0, "-write-catalog", ""},
+		{[]string{"bench", "search"}, 1, "", "tooldex bench search"},
+		{[]string{"eval"}, 1, "", "--tools and --queries are required"},
+		{[]string{"search", "x"}, 1, "", `unknown command "search"`},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runDev(tt.args...)
+		if code != tt.wantCode || !strings.Contains(stdout, tt.wantStdout) || !strings.Contains(stderr, tt.wantStderr) {
+			t.Errorf("tooldex-dev %q: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+				tt.args, code, stdout, stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
+		}
+	}
+}
+
+// TestEvalSampleDataset: the repository's own sample dataset (testdata/sample,
+// no ../shared needed) loads and ranks: every relevant tool is a tool of
+// the dataset, and the hybrid ranking finds most of them in its top 10.
+func TestEvalSampleDataset(t *testing.T) {
+	code, stdout, stderr := runDev("eval", "--tools", "../../testdata/sample/tools.jsonl", "--queries", "../../testdata/sample/queries.jsonl", "--json")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	var got map[string]map[string]float64
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("eval --json: %v\n%s", err, stdout)
+	}
+	for _, ranking := range []string{"keyword", "tfidf", "hybrid"} {
+		if _, ok := got[ranking]["R@10"]; !ok {
+			t.Errorf("eval --json has no %s R@10: %s", ranking, stdout)
+		}
+	}
+	if r := got["hybrid"]["R@10"]; r < 50 {
+		t.Errorf("hybrid R@10 on the sample dataset = %.1f, want at least 50", r)
+	}
+	ds, err := eval.Load("../../testdata/sample/tools.jsonl", "../../testdata/sample/queries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make(map[string]bool)
+	for _, tl := range ds.Tools {
+		names[tl.Name] = true
+	}
+	for _, q := range ds.Queries {
+		for _, r := range q.Relevant {
+			if !names[r] {
+				t.Errorf("query %s: relevant %q is no tool of the dataset", q.ID, r)
+			}
+		}
+	}
+}
