@@ -208,16 +208,64 @@ var keywordBounds = func() (t [32]float64) {
 	return t
 }()
 
+// pruneShard runs the pruned search over shard i, window by window, and
+// returns its top hits.
 func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
-	sh := ix.shards[i]
-	nt, nk := len(p.tf), len(p.kw)
 	sc, _ := ix.prune.Get().(*pruneScratch)
 	if sc == nil {
 		sc = &pruneScratch{}
 	}
 	defer ix.prune.Put(sc)
+	r := &shardRun{ix: ix, sh: ix.shards[i], p: p, q: q, sc: sc, st: ix.pruneStats}
+	r.openLists()
+	r.top = make([]Hit, 0, p.n)
+	nslots := len(r.sh.docs)
+	w := minWindow
+	for lo := 0; lo < nslots; lo += w {
+		w = min(2*w, maxWindow)
+		r.th = r.theta()
+		if !r.splitTerms() {
+			break // no document left can enter
+		}
+		hi := min(lo+w, nslots)
+		r.scoreEssentialText(lo, hi)
+		r.boundEssentialKeywords(lo, hi)
+		nseen := sc.countSeen(lo, hi)
+		nseek := r.scanNonEssentialKeywords(lo, hi, nseen)
+		r.markPartialNames(lo, hi)
+		if r.st != nil {
+			r.st.seen.Add(int64(nseen))
+		}
+		r.collectCandidates(lo, hi, nseek)
+		sc.clearKeywordMarks()
+		r.finishSurvivors()
+	}
+	return r.top
+}
+
+// shardRun is the state of one shard's pruned search: the query, the
+// shard's posting lists (in the scratch), the top hits so far, the
+// threshold θ and how many terms are non-essential.
+type shardRun struct {
+	ix *Index
+	sh *shard
+	p  *plan
+	q  *pruneQuery
+	sc *pruneScratch
+	st *pruneStats
+
+	top      []Hit
+	th       float64
+	net, nek int // non-essential terms: q.order[:net], sc.kord[:nek]
+}
+
+// openLists loads the shard's posting lists of the query's text terms and
+// keyword terms into the scratch, and orders the keyword terms by
+// descending posting count (the order they become non-essential in).
+func (r *shardRun) openLists() {
+	sc, sh, ix := r.sc, r.sh, r.ix
 	sc.lists, sc.win, sc.cur = sc.lists[:0], sc.win[:0], sc.cur[:0]
-	for _, t := range p.tf {
+	for _, t := range r.p.tf {
 		sc.lists = append(sc.lists, ix.tfl.get(t.id, sh.idx))
 		sc.win = append(sc.win, 0)
 		sc.cur = append(sc.cur, 0)
@@ -231,7 +279,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		}
 		return len(l)
 	}
-	for j, t := range p.kw {
+	for j, t := range r.p.kw {
 		sc.kfrom = append(sc.kfrom, len(sc.kl))
 		vol := 0
 		switch {
@@ -252,248 +300,303 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 	}
 	sc.kfrom = append(sc.kfrom, len(sc.kl))
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
-	lists, win, cur := sc.lists, sc.win, sc.cur
-	st := ix.pruneStats
-	order, pre := q.order, q.pre
+}
 
-	top := make([]Hit, 0, p.n)
-	theta := func() float64 {
-		th := math.Float64frombits(q.theta.Load())
-		if len(top) == p.n {
-			th = max(th, top[p.n-1].Score)
-		}
-		return th
+// theta is the current n-th best score: the best of the one the shards
+// published and this shard's own n-th hit.
+func (r *shardRun) theta() float64 {
+	th := math.Float64frombits(r.q.theta.Load())
+	if len(r.top) == r.p.n {
+		th = max(th, r.top[r.p.n-1].Score)
 	}
-	th := theta()
-	net, nek := 0, 0 // non-essential terms: order[:net], kord[:nek]
-	nslots := len(sh.docs)
-	w := minWindow
-	for lo := 0; lo < nslots; lo += w {
-		w = min(2*w, maxWindow)
-		th = theta()
-		for {
-			canT := net < nt && p.bound(pre[net+1], float64(nek)) < th
-			canK := nek < nk && p.bound(pre[net], float64(nek+1)) < th
-			switch {
-			case canT && (!canK || len(lists[order[net]]) >= sc.kvol[sc.kord[nek]]):
-				net++
-				continue
-			case canK:
-				nek++
-				continue
-			}
-			break
+	return th
+}
+
+// splitTerms makes terms non-essential while the bound of all of them
+// stays under θ (text terms by ascending weight, keyword terms by
+// descending posting count, the longer list first), and reports whether
+// any term is left essential (if none is, no document left can enter).
+func (r *shardRun) splitTerms() bool {
+	p, pre, order, sc := r.p, r.q.pre, r.q.order, r.sc
+	nt, nk := len(p.tf), len(p.kw)
+	for {
+		canT := r.net < nt && p.bound(pre[r.net+1], float64(r.nek)) < r.th
+		canK := r.nek < nk && p.bound(pre[r.net], float64(r.nek+1)) < r.th
+		switch {
+		case canT && (!canK || len(sc.lists[order[r.net]]) >= sc.kvol[sc.kord[r.nek]]):
+			r.net++
+			continue
+		case canK:
+			r.nek++
+			continue
 		}
-		if net == nt && nek == nk {
-			break // no document left can enter
-		}
-		hi := min(lo+w, nslots)
-		// Essential terms, term at a time, by descending weight.
-		for k := nt - 1; k >= net; k-- {
-			ti := order[k]
-			l, qw := lists[ti], p.tf[ti].qw
-			j := win[ti]
-			j0 := j
-			for ; j < len(l); j++ {
-				post := &l[j]
-				if int(post.slot) >= hi {
-					break
-				}
-				s := int(post.slot) - lo
-				sc.acc[s] += p.bm25(post.tf, &sh.stat[post.slot], qw)
-				sc.seen[s>>6] |= 1 << (s & 63)
-			}
-			win[ti] = j
-			if st != nil {
-				st.text.Add(int64(j - j0))
-			}
-		}
-		for k := nek; k < nk; k++ {
-			tj := sc.kord[k]
-			sc.markKeyword(tj, lo, hi, false)
-			if st != nil {
-				st.keyword.Add(int64(len(sc.tt)))
-			}
-			for _, s := range sc.tt {
-				sc.kwub[s] += keywordBound(sc.bits[s])
-				sc.bits[s] = 0
-				sc.seen[s>>6] |= 1 << (s & 63)
-			}
-			sc.tt = sc.tt[:0]
-		}
-		// Non-essential keyword terms: scanned when their postings in
-		// the window are few against the documents seen, otherwise
-		// looked up per candidate.
-		nseen := 0
-		for wi := range (hi - lo + 63) / 64 {
-			nseen += bits.OnesCount64(sc.seen[wi])
-		}
-		sc.scan = sc.scan[:0]
-		nseek := 0
-		for k := range nek {
-			tj := sc.kord[k]
-			scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
-			sc.scan = append(sc.scan, scan)
-			if !scan {
-				nseek++
-				continue
-			}
-			sc.markKeyword(tj, lo, hi, true)
-			if st != nil {
-				st.keyword.Add(int64(len(sc.tt)))
-			}
-			for _, s := range sc.tt {
-				if sc.kwne[s] == 0 {
-					sc.kt = append(sc.kt, s)
-				}
-				sc.kwne[s] += keywordBound(sc.bits[s])
-				sc.bits[s] = 0
-			}
-			sc.tt = sc.tt[:0]
-		}
-		// Partial name matches of the first 64 looked-up keyword terms,
-		// as bits per slot.
-		for k := range min(nek, 64) {
-			if sc.scan[k] {
-				continue
-			}
-			tj := sc.kord[k]
-			for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
-				kl := &sc.kl[li]
-				j := kl.pos
-				for ; j < len(kl.list); j++ {
-					post := kl.list[j]
-					if int(post.docSlot()) >= hi {
-						break
-					}
-					if post.mask()&fieldName != 0 {
-						s := int(post.docSlot()) - lo
-						if sc.pmask[s] == 0 {
-							sc.pt = append(sc.pt, int32(s))
-						}
-						sc.pmask[s] |= 1 << k
-					}
-				}
-				kl.pos = j
-			}
-		}
-		if st != nil {
-			st.seen.Add(int64(nseen))
-		}
-		lm := p.limiter(th) // th holds until the survivors are finished
-		lastM, lastRl := math.NaN(), 0.0
-		// Candidates, in slot order.
-		for wi := range (hi - lo + 63) / 64 {
-			seen := sc.seen[wi]
-			sc.seen[wi] = 0
-			for seen != 0 {
-				s := wi*64 + bits.TrailingZeros64(seen)
-				seen &= seen - 1
-				slot := uint32(lo + s)
-				a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
-				m := ke + float64(nseek)
-				sc.acc[s], sc.kwub[s] = 0, 0
-				if m != lastM {
-					lastM, lastRl = m, lm.lim(m)
-				}
-				rl := lastRl
-				if a+pre[net] < rl || sh.isDead(slot) {
-					continue
-				}
-				ok := true
-				for k := net - 1; k >= 0; k-- {
-					ti := order[k]
-					l := lists[ti]
-					c := seek(l, cur[ti], slot)
-					cur[ti] = c
-					if c < len(l) && l[c].slot == slot {
-						a += p.bm25(l[c].tf, &sh.stat[slot], p.tf[ti].qw)
-					}
-					if a+pre[k] < rl {
-						ok = false
-						break
-					}
-				}
-				if !ok {
-					continue
-				}
-				if nseek > 0 {
-					// The looked-up keyword terms' fields.
-					m = ke
-					for k := range nek {
-						if sc.scan[k] {
-							continue
-						}
-						tj := sc.kord[k]
-						var b uint8
-						for li := sc.kfrom[tj]; li < sc.kpart[tj]; li++ {
-							kl := &sc.kl[li]
-							c := seek(kl.list, kl.pos, slot)
-							kl.pos = c
-							if c < len(kl.list) && kl.list[c].docSlot() == slot {
-								b |= kl.list[c].mask() & kl.need
-							}
-						}
-						if sc.kpart[tj] < sc.kfrom[tj+1] && (k >= 64 || sc.pmask[s]&(1<<k) != 0) {
-							b |= fieldPartial
-						}
-						m += keywordBound(b)
-					}
-					if a < lm.lim(m) {
-						continue
-					}
-				}
-				// a is the text sum, added by descending weight
-				// like the exhaustive search adds it.
-				var cos float64
-				if a > 0 {
-					cos = math.Sqrt(min(a/p.ideal, 1))
-				}
-				if cos < p.minTF {
-					cos = 0
-				}
-				if b := p.hybridBound(cos, m); b >= th {
-					sc.cand = append(sc.cand, candidate{slot: slot, cos: cos, bound: b})
-				}
-			}
-		}
-		for _, s := range sc.pt {
-			sc.pmask[s] = 0
-		}
-		sc.pt = sc.pt[:0]
-		for _, s := range sc.kt {
-			sc.kwne[s] = 0
-		}
-		sc.kt = sc.kt[:0]
-		// Survivors by bound, best first (a heap: most are never
-		// taken), until none can enter.
-		cands := sc.cand
-		if st != nil {
-			st.cand.Add(int64(len(cands)))
-		}
-		heapify(cands)
-		for len(cands) > 0 {
-			c := cands[0]
-			if c.bound < th {
+		break
+	}
+	return r.net < nt || r.nek < nk
+}
+
+// scoreEssentialText adds the essential text terms' contributions of the
+// window's documents to sc.acc, term at a time by descending weight, and
+// marks the documents seen.
+func (r *shardRun) scoreEssentialText(lo, hi int) {
+	p, sh, sc, order := r.p, r.sh, r.sc, r.q.order
+	lists, win := sc.lists, sc.win
+	for k := len(p.tf) - 1; k >= r.net; k-- {
+		ti := order[k]
+		l, qw := lists[ti], p.tf[ti].qw
+		j := win[ti]
+		j0 := j
+		for ; j < len(l); j++ {
+			post := &l[j]
+			if int(post.slot) >= hi {
 				break
 			}
-			cands = popCandidate(cands)
-			if st != nil {
-				st.final.Add(1)
+			s := int(post.slot) - lo
+			sc.acc[s] += p.bm25(post.tf, &sh.stat[post.slot], qw)
+			sc.seen[s>>6] |= 1 << (s & 63)
+		}
+		win[ti] = j
+		if r.st != nil {
+			r.st.text.Add(int64(j - j0))
+		}
+	}
+}
+
+// boundEssentialKeywords adds the essential keyword terms' bounds of the
+// window's documents to sc.kwub (from the fields their postings name) and
+// marks the documents seen.
+func (r *shardRun) boundEssentialKeywords(lo, hi int) {
+	sc := r.sc
+	for k := r.nek; k < len(r.p.kw); k++ {
+		sc.markKeyword(sc.kord[k], lo, hi, false)
+		if r.st != nil {
+			r.st.keyword.Add(int64(len(sc.tt)))
+		}
+		for _, s := range sc.tt {
+			sc.kwub[s] += keywordBound(sc.bits[s])
+			sc.bits[s] = 0
+			sc.seen[s>>6] |= 1 << (s & 63)
+		}
+		sc.tt = sc.tt[:0]
+	}
+}
+
+// countSeen is the number of documents of the window [lo, hi) seen.
+func (sc *pruneScratch) countSeen(lo, hi int) int {
+	nseen := 0
+	for wi := range (hi - lo + 63) / 64 {
+		nseen += bits.OnesCount64(sc.seen[wi])
+	}
+	return nseen
+}
+
+// scanNonEssentialKeywords chooses, per non-essential keyword term, to
+// scan its postings in the window (when they are few against the nseen
+// documents seen) into per-slot bounds in sc.kwne, or to look it up per
+// candidate later (sc.scan says which); it returns how many are looked up.
+func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) int {
+	sc := r.sc
+	nslots := len(r.sh.docs)
+	sc.scan = sc.scan[:0]
+	nseek := 0
+	for k := range r.nek {
+		tj := sc.kord[k]
+		scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
+		sc.scan = append(sc.scan, scan)
+		if !scan {
+			nseek++
+			continue
+		}
+		sc.markKeyword(tj, lo, hi, true)
+		if r.st != nil {
+			r.st.keyword.Add(int64(len(sc.tt)))
+		}
+		for _, s := range sc.tt {
+			if sc.kwne[s] == 0 {
+				sc.kt = append(sc.kt, s)
 			}
-			h, ok := ix.finish(sh, c, p, q.kw, sc, th)
+			sc.kwne[s] += keywordBound(sc.bits[s])
+			sc.bits[s] = 0
+		}
+		sc.tt = sc.tt[:0]
+	}
+	return nseek
+}
+
+// markPartialNames records the partial name matches of the first 64
+// looked-up keyword terms in the window, as bits per slot in sc.pmask.
+func (r *shardRun) markPartialNames(lo, hi int) {
+	sc := r.sc
+	for k := range min(r.nek, 64) {
+		if sc.scan[k] {
+			continue
+		}
+		tj := sc.kord[k]
+		for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
+			kl := &sc.kl[li]
+			j := kl.pos
+			for ; j < len(kl.list); j++ {
+				post := kl.list[j]
+				if int(post.docSlot()) >= hi {
+					break
+				}
+				if post.mask()&fieldName != 0 {
+					s := int(post.docSlot()) - lo
+					if sc.pmask[s] == 0 {
+						sc.pt = append(sc.pt, int32(s))
+					}
+					sc.pmask[s] |= 1 << k
+				}
+			}
+			kl.pos = j
+		}
+	}
+}
+
+// collectCandidates checks the window's documents seen, in slot order,
+// against the bound: adding the non-essential text terms, then the
+// looked-up keyword terms, while it stays at or above θ. The survivors go
+// to sc.cand with their text score; the window's accumulators are reset.
+func (r *shardRun) collectCandidates(lo, hi, nseek int) {
+	p, sh, sc, pre := r.p, r.sh, r.sc, r.q.pre
+	th, net := r.th, r.net
+	lm := p.limiter(th) // th holds until the survivors are finished
+	lastM, lastRl := math.NaN(), 0.0
+	for wi := range (hi - lo + 63) / 64 {
+		seen := sc.seen[wi]
+		sc.seen[wi] = 0
+		for seen != 0 {
+			s := wi*64 + bits.TrailingZeros64(seen)
+			seen &= seen - 1
+			slot := uint32(lo + s)
+			a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
+			m := ke + float64(nseek)
+			sc.acc[s], sc.kwub[s] = 0, 0
+			if m != lastM {
+				lastM, lastRl = m, lm.lim(m)
+			}
+			rl := lastRl
+			if a+pre[net] < rl || sh.isDead(slot) {
+				continue
+			}
+			a, ok := r.addNonEssentialText(slot, a, rl)
 			if !ok {
 				continue
 			}
-			top = insertTop(top, h, p.n)
-			if len(top) == p.n {
-				publishMax(&q.theta, top[p.n-1].Score)
-				th = theta()
+			if nseek > 0 {
+				m = r.lookUpKeywords(s, slot, ke)
+				if a < lm.lim(m) {
+					continue
+				}
+			}
+			// a is the text sum, added by descending weight
+			// like the exhaustive search adds it.
+			var cos float64
+			if a > 0 {
+				cos = math.Sqrt(min(a/p.ideal, 1))
+			}
+			if cos < p.minTF {
+				cos = 0
+			}
+			if b := p.hybridBound(cos, m); b >= th {
+				sc.cand = append(sc.cand, candidate{slot: slot, cos: cos, bound: b})
 			}
 		}
-		sc.cand = sc.cand[:0]
 	}
-	return top
+}
+
+// addNonEssentialText adds to the text sum a the document's contributions
+// of the non-essential text terms, by descending weight, looking each up
+// (galloping forward); it reports false as soon as the sum plus what is
+// left falls under the limit rl.
+func (r *shardRun) addNonEssentialText(slot uint32, a, rl float64) (float64, bool) {
+	p, sh, sc, order, pre := r.p, r.sh, r.sc, r.q.order, r.q.pre
+	for k := r.net - 1; k >= 0; k-- {
+		ti := order[k]
+		l := sc.lists[ti]
+		c := seek(l, sc.cur[ti], slot)
+		sc.cur[ti] = c
+		if c < len(l) && l[c].slot == slot {
+			a += p.bm25(l[c].tf, &sh.stat[slot], p.tf[ti].qw)
+		}
+		if a+pre[k] < rl {
+			return a, false
+		}
+	}
+	return a, true
+}
+
+// lookUpKeywords is the keyword bound of the document at window offset s:
+// ke (the scanned terms' bounds) plus the looked-up keyword terms' bounds
+// from the fields their postings name.
+func (r *shardRun) lookUpKeywords(s int, slot uint32, ke float64) float64 {
+	sc := r.sc
+	m := ke
+	for k := range r.nek {
+		if sc.scan[k] {
+			continue
+		}
+		tj := sc.kord[k]
+		var b uint8
+		for li := sc.kfrom[tj]; li < sc.kpart[tj]; li++ {
+			kl := &sc.kl[li]
+			c := seek(kl.list, kl.pos, slot)
+			kl.pos = c
+			if c < len(kl.list) && kl.list[c].docSlot() == slot {
+				b |= kl.list[c].mask() & kl.need
+			}
+		}
+		if sc.kpart[tj] < sc.kfrom[tj+1] && (k >= 64 || sc.pmask[s]&(1<<k) != 0) {
+			b |= fieldPartial
+		}
+		m += keywordBound(b)
+	}
+	return m
+}
+
+// clearKeywordMarks resets the window's partial name bits and scanned
+// keyword bounds, touching only the slots that were set.
+func (sc *pruneScratch) clearKeywordMarks() {
+	for _, s := range sc.pt {
+		sc.pmask[s] = 0
+	}
+	sc.pt = sc.pt[:0]
+	for _, s := range sc.kt {
+		sc.kwne[s] = 0
+	}
+	sc.kt = sc.kt[:0]
+}
+
+// finishSurvivors finishes the window's candidates by bound, best first (a
+// heap: most are never taken), until none can enter, inserting them into
+// the top hits and publishing θ when the top is full.
+func (r *shardRun) finishSurvivors() {
+	sc := r.sc
+	cands := sc.cand
+	if r.st != nil {
+		r.st.cand.Add(int64(len(cands)))
+	}
+	heapify(cands)
+	for len(cands) > 0 {
+		c := cands[0]
+		if c.bound < r.th {
+			break
+		}
+		cands = popCandidate(cands)
+		if r.st != nil {
+			r.st.final.Add(1)
+		}
+		h, ok := r.ix.finish(r.sh, c, r.p, r.q.kw, sc, r.th)
+		if !ok {
+			continue
+		}
+		r.top = insertTop(r.top, h, r.p.n)
+		if len(r.top) == r.p.n {
+			publishMax(&r.q.theta, r.top[r.p.n-1].Score)
+			r.th = r.theta()
+		}
+	}
+	sc.cand = sc.cand[:0]
 }
 
 // candidate is a document whose text score is known.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tooldex/tooldex/demo"
@@ -48,6 +49,41 @@ func BenchmarkSearchHandler(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(size)/float64(i), "resp-bytes")
+		})
+	}
+}
+
+// BenchmarkSearchHandlerMetrics is BenchmarkSearchHandler's struct view
+// called through the RPC metrics interceptor, as the server runs with
+// --metrics-addr: "off" calls the handler directly, "on" through
+// (*Metrics).UnaryInterceptor, so the two show what the metrics cost.
+func BenchmarkSearchHandlerMetrics(b *testing.B) {
+	s := demoServer(b)
+	qs := []string{"slack send message", "read a file", "create github issue", "schedule cron job"}
+	info := &grpc.UnaryServerInfo{FullMethod: tooldexv1.DiscoveryService_Search_FullMethodName}
+	handler := func(ctx context.Context, req any) (any, error) {
+		return s.search(ctx, req.(*tooldexv1.SearchRequest))
+	}
+	direct := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(ctx, req)
+	}
+	for _, tt := range []struct {
+		name string
+		icpt grpc.UnaryServerInterceptor
+	}{{"off", direct}, {"on", NewMetrics().UnaryInterceptor()}} {
+		b.Run(tt.name, func(b *testing.B) {
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := tt.icpt(context.Background(), &tooldexv1.SearchRequest{Query: qs[i%len(qs)], SchemaView: viewStruct}, info, handler)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := proto.Marshal(resp.(*tooldexv1.SearchResponse)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
 		})
 	}
 }
@@ -101,5 +137,19 @@ func BenchmarkDiscoverHandler(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// BenchmarkRPCMetricsInterceptor is the RPC metrics interceptor alone,
+// around a handler that does nothing: its own cost per RPC.
+func BenchmarkRPCMetricsInterceptor(b *testing.B) {
+	icpt := NewMetrics().UnaryInterceptor()
+	info := &grpc.UnaryServerInfo{FullMethod: tooldexv1.DiscoveryService_Search_FullMethodName}
+	handler := func(_ context.Context, req any) (any, error) { return req, nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := icpt(context.Background(), 1, info, handler); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
