@@ -105,7 +105,7 @@ func checkToolView(t testing.TB, what string, view tooldexv1.SchemaView, got, wa
 	}
 }
 
-// catalogTools returns every tool of /work/shared/catalogs (next to the
+// catalogTools returns every tool of the shared catalogs (next to the
 // repository: ../../shared/catalogs, or $TOOLDEX_CATALOGS) and of the demo
 // catalog, names made distinct, always_load cleared so that select: lists
 // them all.
