@@ -58,12 +58,12 @@ func TestDependencies(t *testing.T) {
 		},
 		{
 			// Pure Go: no gRPC, no generated API.
-			patterns:  []string{"./registry", "./semantic/...", "./permission", "./eval", "./demo", "./schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./bench/..."},
+			patterns:  []string{"./registry", "./semantic/...", "./permission", "./internal/eval", "./internal/demo", "./schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./bench/..."},
 			forbidden: []string{"google.golang.org/grpc", mod + "/gen", mod + "/service", mod + "/cmd", mod + "/internal/cli", mod + "/internal/devcli"},
 		},
 		{
 			// The wire: what speaks the API without the server's insides.
-			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./internal/mcpconv", "./limit", "./manifest", "./toolfile", "./toolhost", "./demohost", "./mcpbridge", "./mcpfacade"},
+			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./internal/mcpconv", "./limit", "./manifest", "./internal/toolfile", "./toolhost", "./internal/demohost", "./mcpbridge", "./mcpfacade"},
 			forbidden: server,
 		},
 		{

@@ -8,9 +8,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tooldex/tooldex/demo"
+	"github.com/tooldex/tooldex/internal/demo"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/toolfile"
+	"github.com/tooldex/tooldex/internal/toolfile"
 )
 
 func demoServer(b *testing.B) *Server {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tooldex/tooldex/eval"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/semantic"
 )

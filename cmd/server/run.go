@@ -27,8 +27,8 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/catalog"
-	"github.com/tooldex/tooldex/demo"
-	"github.com/tooldex/tooldex/demohost"
+	"github.com/tooldex/tooldex/internal/demo"
+	"github.com/tooldex/tooldex/internal/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/apidesc"
@@ -39,7 +39,7 @@ import (
 	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
-	"github.com/tooldex/tooldex/toolfile"
+	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/toolhost"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/dialtarget"
-	"github.com/tooldex/tooldex/toolfile"
+	"github.com/tooldex/tooldex/internal/toolfile"
 )
 
 const usage = `usage: tooldex [--addr HOST:PORT] COMMAND [args] [flags]

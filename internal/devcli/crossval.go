@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tooldex/tooldex/eval"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tooldex/tooldex/eval"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
 )
 

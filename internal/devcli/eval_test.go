@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/tooldex/tooldex/eval"
+	"github.com/tooldex/tooldex/internal/eval"
 )
 
 // TestMain checks that the commands leave no goroutine behind.

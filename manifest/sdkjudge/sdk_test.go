@@ -27,7 +27,7 @@ func judgeCatalogs(t *testing.T) map[string][2][]*tooldexv1.Tool {
 	t.Helper()
 	core, deferred := catalog(t)
 	sets := map[string][2][]*tooldexv1.Tool{"test": {core, deferred}}
-	data, err := os.ReadFile("../../demo/catalog.json")
+	data, err := os.ReadFile("../../internal/demo/catalog.json")
 	if err != nil {
 		t.Logf("demo catalog not read: %v", err)
 		return sets

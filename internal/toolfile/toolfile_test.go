@@ -381,7 +381,7 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
-const catalogDir = "../../shared/catalogs"
+const catalogDir = "../../../shared/catalogs"
 
 func readCatalog(t *testing.T, file string) []*tooldexv1.Tool {
 	t.Helper()

@@ -418,9 +418,9 @@ func (o oracle) Rank(query string, k int) ([]string, error) {
 	return r[:min(len(r), k)], nil
 }
 
-// TestRealDatasets loads every dataset under ../../shared/datasets.
+// TestRealDatasets loads every dataset under ../../../shared/datasets.
 func TestRealDatasets(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "datasets")
+	root := filepath.Join("..", "..", "..", "shared", "datasets")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Skipf("no datasets: %v", err)
