@@ -17,11 +17,11 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/auth/authtest"
-	"github.com/tooldex/tooldex/internal/demo"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/demo"
+	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/service"
-	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/toolhost"
 )
 

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tooldex/tooldex/internal/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/demohost"
 	"github.com/tooldex/tooldex/mcpfacade"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/service"

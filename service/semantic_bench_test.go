@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/semantic"
 )
 

@@ -21,8 +21,8 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/catalog"
-	"github.com/tooldex/tooldex/internal/demo"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/demo"
 	"github.com/tooldex/tooldex/internal/toolfile"
 )
 

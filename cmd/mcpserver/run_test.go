@@ -16,8 +16,8 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
-	"github.com/tooldex/tooldex/internal/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/demohost"
 	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolhost"

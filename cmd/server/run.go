@@ -27,19 +27,19 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/catalog"
-	"github.com/tooldex/tooldex/internal/demo"
-	"github.com/tooldex/tooldex/internal/demohost"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/apidesc"
+	"github.com/tooldex/tooldex/internal/demo"
+	"github.com/tooldex/tooldex/internal/demohost"
 	"github.com/tooldex/tooldex/internal/flagenv"
 	"github.com/tooldex/tooldex/internal/logging"
+	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
-	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/toolhost"
 )
 

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tooldex/tooldex/catalog"
-	"github.com/tooldex/tooldex/internal/eval"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
 )

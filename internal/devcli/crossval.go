@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 )
 
 // defaultGrid is the lexical grid eval --crossval tries unless --grid is

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 )
 
 func TestSettingConfig(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/semantic"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/semantic"
 	"github.com/tooldex/tooldex/service"
 )
