@@ -50,7 +50,7 @@ func TestCronScheduleRanksCronCreateFirst(t *testing.T) {
 		name  string
 		paths []string
 	}{
-		{"demo", []string{filepath.Join("..", "demo", "catalog.json")}},
+		{"demo", []string{filepath.Join("..", "internal", "demo", "catalog.json")}},
 		{"reference corpus", []string{filepath.Join(shared, "claude-code-tools.json"), filepath.Join(shared, "synthetic-mcp-tools.json")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
