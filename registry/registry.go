@@ -732,3 +732,22 @@ type outcome struct {
 	why     string // gone: how the session ended
 	err     error  // the call could not be sent (Undeliverable)
 }
+
+// Outcome names the outcome of a Call's error, as logs, metrics and the
+// replicas' forwarding protocol spell it: no_host, overloaded, host_gone,
+// deadline, canceled, or error for anything else.
+func Outcome(err error) string {
+	switch {
+	case errors.Is(err, ErrNoHost):
+		return "no_host"
+	case errors.Is(err, ErrOverloaded):
+		return "overloaded"
+	case errors.Is(err, ErrHostGone):
+		return "host_gone"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
+}

@@ -1121,3 +1121,22 @@ func BenchmarkCall(b *testing.B) {
 		}
 	}
 }
+
+func TestOutcome(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("registry: tool %q: %w", "t", ErrNoHost), "no_host"},
+		{ErrOverloaded, "overloaded"},
+		{fmt.Errorf("x: %w", ErrHostGone), "host_gone"},
+		{context.DeadlineExceeded, "deadline"},
+		{context.Canceled, "canceled"},
+		{errors.New("other"), "error"},
+	}
+	for _, tt := range tests {
+		if got := Outcome(tt.err); got != tt.want {
+			t.Errorf("Outcome(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package replica
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/tooldex/tooldex/registry"
@@ -14,23 +13,6 @@ var (
 	errHostGone   = registry.ErrHostGone
 	errOverloaded = registry.ErrOverloaded
 )
-
-// errorKind names err's kind for the wire.
-func errorKind(err error) string {
-	switch {
-	case errors.Is(err, registry.ErrNoHost):
-		return "no_host"
-	case errors.Is(err, registry.ErrOverloaded):
-		return "overloaded"
-	case errors.Is(err, registry.ErrHostGone):
-		return "host_gone"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	}
-	return "error"
-}
 
 // remoteError is the error of a forwarded call's answer. A call canceled
 // on the replica that ran it (it was shutting down) has an unknown

@@ -19,6 +19,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/backoff"
+	"github.com/tooldex/tooldex/registry"
 	"github.com/tooldex/tooldex/service"
 )
 
@@ -574,7 +575,7 @@ func (p *Presence) serveCall(m *nats.Msg) {
 		}()
 		res, err := p.h.CallLocal(ctx, fc)
 		if err != nil {
-			p.respondErr(m, errorKind(err), err.Error())
+			p.respondErr(m, registry.Outcome(err), err.Error())
 			return
 		}
 		out := nats.NewMsg(m.Reply)

@@ -122,7 +122,7 @@ func (s *Server) execute(ctx context.Context, req *tooldexv1.ExecuteRequest, pro
 		Idempotent: e.Idempotent(), Progress: progressOf(progress),
 	})
 	if err != nil {
-		rec.outcome = callOutcome(err)
+		rec.outcome = registry.Outcome(err)
 		return nil, rec, err
 	}
 	rec.host, rec.call = res.HostID, res.CallID
@@ -249,22 +249,6 @@ func ruleReason(r *permission.Rule, fallback string) string {
 		return r.Reason
 	}
 	return fallback
-}
-
-func callOutcome(err error) string {
-	switch {
-	case errors.Is(err, registry.ErrNoHost):
-		return "no_host"
-	case errors.Is(err, registry.ErrOverloaded):
-		return "overloaded"
-	case errors.Is(err, registry.ErrHostGone):
-		return "host_gone"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	}
-	return "error"
 }
 
 // ListHosts lists the connected host sessions serving the caller's tenant
