@@ -58,12 +58,12 @@ func TestDependencies(t *testing.T) {
 		},
 		{
 			// Pure Go: no gRPC, no generated API.
-			patterns:  []string{"./registry", "./semantic/...", "./permission", "./internal/eval", "./internal/demo", "./schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./bench/..."},
+			patterns:  []string{"./registry", "./internal/semantic/...", "./internal/permission", "./internal/eval", "./internal/demo", "./internal/schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./bench/..."},
 			forbidden: []string{"google.golang.org/grpc", mod + "/gen", mod + "/service", mod + "/cmd", mod + "/internal/cli", mod + "/internal/devcli"},
 		},
 		{
 			// The wire: what speaks the API without the server's insides.
-			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./internal/mcpconv", "./limit", "./manifest", "./internal/toolfile", "./toolhost", "./internal/demohost", "./mcpbridge", "./mcpfacade"},
+			patterns:  []string{"./gen/...", "./internal/apidesc", "./internal/dialtarget", "./internal/mcpconv", "./internal/limit", "./internal/manifest", "./internal/toolfile", "./toolhost", "./internal/demohost", "./internal/mcpbridge", "./internal/mcpfacade"},
 			forbidden: server,
 		},
 		{
@@ -90,7 +90,7 @@ func TestDependencies(t *testing.T) {
 		{
 			// The other commands, the developer command, and the replicas
 			// they wire in, may use anything but the tests.
-			patterns:  []string{"./cmd/server", "./cmd/mcpbridge", "./cmd/mcpserver", "./cmd/tooldex-dev", "./internal/devcli", "./replica/..."},
+			patterns:  []string{"./cmd/server", "./cmd/mcpbridge", "./cmd/mcpserver", "./cmd/tooldex-dev", "./internal/devcli", "./internal/replica/..."},
 			forbidden: []string{mod + "/e2e"},
 		},
 		{
@@ -107,7 +107,7 @@ func TestDependencies(t *testing.T) {
 		{
 			// Storage of definitions: no logging, nothing above it (gen's
 			// gRPC stubs bring grpc in; the catalog chooses no status codes).
-			patterns: []string{"./catalog/..."},
+			patterns: []string{"./internal/catalog/..."},
 			forbidden: []string{
 				"go.uber.org/zap",
 				mod + "/service",
@@ -162,7 +162,7 @@ func TestDependencies(t *testing.T) {
 }
 
 // TestModuleGraph keeps the developer tools (tools/go.mod) and the provider
-// SDKs (manifest/sdkjudge/go.mod) out of the server's module graph, and the
+// SDKs (internal/manifest/sdkjudge/go.mod) out of the server's module graph, and the
 // server on a tagged protobuf release.
 func TestModuleGraph(t *testing.T) {
 	banned := []string{
@@ -180,7 +180,7 @@ func TestModuleGraph(t *testing.T) {
 		}
 		for _, b := range banned {
 			if inTree(f[0], b) || strings.HasPrefix(f[0], b+"/") || f[0] == b {
-				t.Errorf("the server's module graph holds %s; developer tools belong in tools/go.mod, the SDKs in manifest/sdkjudge/go.mod", line)
+				t.Errorf("the server's module graph holds %s; developer tools belong in tools/go.mod, the SDKs in internal/manifest/sdkjudge/go.mod", line)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 	"google.golang.org/grpc/metadata"
 )
 

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/tooldex/tooldex/auth/authtest"
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 )
 
 func TestBearerCredsPlaintext(t *testing.T) {

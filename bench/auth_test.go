@@ -19,8 +19,8 @@ import (
 	"github.com/tooldex/tooldex/auth/authtest"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/demo"
+	"github.com/tooldex/tooldex/internal/permission"
 	"github.com/tooldex/tooldex/internal/toolfile"
-	"github.com/tooldex/tooldex/permission"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolhost"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/semantic/semantictest"
+	"github.com/tooldex/tooldex/internal/semantic/semantictest"
 )
 
 // TestSemanticRanking runs the server with --embedder-url against an

@@ -7,8 +7,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/status"
 
+	"github.com/tooldex/tooldex/internal/permission"
 	"github.com/tooldex/tooldex/internal/textcut"
-	"github.com/tooldex/tooldex/permission"
 )
 
 // auditRecord is one audited action: an Execute, a registration or an

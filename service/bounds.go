@@ -2,8 +2,8 @@ package service
 
 import (
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/limit"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/limit"
+	"github.com/tooldex/tooldex/internal/schema"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 

@@ -11,11 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/permission"
+	"github.com/tooldex/tooldex/internal/schema"
 	"github.com/tooldex/tooldex/registry"
-	"github.com/tooldex/tooldex/schema"
 )
 
 // Execute errors, mapped to status codes in status.go.

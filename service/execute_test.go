@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/schema"
 )
 
 func TestParamViolationsListEveryLeaf(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/schema"
 )
 
 // hostileSchemas are fuzz seeds that have broken schema compilers: deep

@@ -16,10 +16,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/limit"
 	"github.com/tooldex/tooldex/internal/lograte"
-	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/internal/permission"
 )
 
 // anonymous is the principal of requests that carry none: in-process

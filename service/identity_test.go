@@ -19,7 +19,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/internal/permission"
 	"github.com/tooldex/tooldex/toolhost"
 )
 

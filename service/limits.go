@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 )
 
 // LimitsConfig configures the per-client limits (Limits).

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 )
 
 func peerCtx(addr string) context.Context {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/manifest"
+	"github.com/tooldex/tooldex/internal/manifest"
 )
 
 // GetManifest renders the initial tool set for a provider: the caller's

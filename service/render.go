@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/catalog"
 )
 
 // Renderings for a model. Search lists names, scores, one-line

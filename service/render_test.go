@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/schema"
 )
 
 // The fmt-based renderings the strconv ones replaced, as references.

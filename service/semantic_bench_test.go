@@ -13,7 +13,7 @@ import (
 
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/eval"
-	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/internal/semantic"
 )
 
 // benchDatasets are the development datasets (shared/datasets), read when

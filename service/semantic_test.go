@@ -11,9 +11,9 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/permission"
-	"github.com/tooldex/tooldex/semantic"
-	"github.com/tooldex/tooldex/semantic/semantictest"
+	"github.com/tooldex/tooldex/internal/permission"
+	"github.com/tooldex/tooldex/internal/semantic"
+	"github.com/tooldex/tooldex/internal/semantic/semantictest"
 )
 
 // semanticServer returns a running server with dense retrieval and the

@@ -10,12 +10,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
-	"github.com/tooldex/tooldex/permission"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/permission"
+	"github.com/tooldex/tooldex/internal/semantic"
 	"github.com/tooldex/tooldex/registry"
-	"github.com/tooldex/tooldex/semantic"
 )
 
 // Config configures a Server.

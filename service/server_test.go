@@ -21,9 +21,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/schema"
 )
 
 // newTestEnv starts a Server with the default configuration behind a real

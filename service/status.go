@@ -12,12 +12,12 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/catalog"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/catalog"
+	"github.com/tooldex/tooldex/internal/limit"
+	"github.com/tooldex/tooldex/internal/schema"
 	"github.com/tooldex/tooldex/internal/textcut"
-	"github.com/tooldex/tooldex/limit"
 	"github.com/tooldex/tooldex/registry"
-	"github.com/tooldex/tooldex/schema"
 )
 
 // Host session errors, mapped below.

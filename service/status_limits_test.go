@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tooldex/tooldex/limit"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/limit"
+	"github.com/tooldex/tooldex/internal/schema"
 )
 
 // TestStatusOfLimits: the errors of limit and schema get their codes and

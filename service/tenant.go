@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/tooldex/tooldex/auth"
-	"github.com/tooldex/tooldex/catalog"
+	"github.com/tooldex/tooldex/internal/catalog"
 )
 
 // readTenant returns the tenant a read addresses: the principal's, or the

@@ -1,7 +1,7 @@
 package service
 
 import (
-	"github.com/tooldex/tooldex/catalog"
+	"github.com/tooldex/tooldex/internal/catalog"
 )
 
 // maxViolationsSent caps the field violations of one status.

@@ -1,8 +1,8 @@
 package service
 
 import (
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/catalog"
 )
 
 // Schema views (SearchRequest.schema_view, and Discover's and Prefetch's):

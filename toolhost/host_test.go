@@ -22,7 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 	"github.com/tooldex/tooldex/toolhost"
 )
 

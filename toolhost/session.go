@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	"github.com/tooldex/tooldex/internal/logging"
-	"github.com/tooldex/tooldex/mcpbridge"
+	"github.com/tooldex/tooldex/internal/mcpbridge"
 )
 
 // run parses args and runs the bridge until ctx is done.

@@ -18,9 +18,9 @@ import (
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/flagenv"
+	"github.com/tooldex/tooldex/internal/limit"
 	"github.com/tooldex/tooldex/internal/logging"
-	"github.com/tooldex/tooldex/limit"
-	"github.com/tooldex/tooldex/mcpfacade"
+	"github.com/tooldex/tooldex/internal/mcpfacade"
 )
 
 // config is the command's configuration after flags and environment.

@@ -18,7 +18,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/demohost"
-	"github.com/tooldex/tooldex/limit"
+	"github.com/tooldex/tooldex/internal/limit"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolhost"
 )

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tooldex/tooldex/replica"
+	"github.com/tooldex/tooldex/internal/replica"
 	"github.com/tooldex/tooldex/service"
 )
 

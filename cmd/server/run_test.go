@@ -16,7 +16,7 @@ import (
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
-	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/internal/semantic"
 	"github.com/tooldex/tooldex/service"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/internal/semantic"
 )
 
 // parseSemantic resolves --semantic: unset, it is the default mode, or

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
-	"github.com/tooldex/tooldex/schema"
+	"github.com/tooldex/tooldex/internal/schema"
 )
 
 // replBackend is what the REPL calls on a tooldex server.

@@ -18,11 +18,11 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tooldex/tooldex/catalog"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/catalog"
 	"github.com/tooldex/tooldex/internal/eval"
-	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/internal/semantic"
 	"github.com/tooldex/tooldex/service"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/eval"
-	"github.com/tooldex/tooldex/semantic"
+	"github.com/tooldex/tooldex/internal/semantic"
 )
 
 // cmdEval loads a dataset into an in-process index and prints retrieval
