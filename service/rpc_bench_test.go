@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/demo"
+	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/toolhost"
 )
 
@@ -27,10 +29,10 @@ import (
 func BenchmarkRPCLoopback(b *testing.B) {
 	for _, tt := range []struct {
 		name    string
-		metrics bool
-	}{{"plain", false}, {"metrics", true}} {
+		metrics func() *Metrics
+	}{{"plain", func() *Metrics { return nil }}, {"metrics", NewMetrics}} {
 		b.Run(tt.name, func(b *testing.B) {
-			client := startLoopback(b, tt.metrics)
+			client := startLoopback(b, tt.metrics())
 			qs := []string{"slack send message", "read a file", "create github issue", "schedule cron job"}
 			b.Run("search", func(b *testing.B) {
 				i := 0
@@ -58,14 +60,21 @@ func BenchmarkRPCLoopback(b *testing.B) {
 }
 
 // startLoopback serves the demo catalog and an echo host over loopback
-// gRPC until the benchmark ends, and returns a connected client.
-func startLoopback(b *testing.B, metrics bool) tooldexv1.DiscoveryServiceClient {
-	s := demoServer(b)
+// gRPC until the test ends, with m's interceptors outermost unless m is
+// nil, and returns a connected client.
+func startLoopback(b testing.TB, m *Metrics) tooldexv1.DiscoveryServiceClient {
+	s := New(Config{Metrics: m})
+	tools, err := toolfile.Parse(demo.Name, demo.Catalog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.RegisterTools(b.Context(), &tooldexv1.RegisterToolsRequest{Tools: tools}); err != nil {
+		b.Fatal(err)
+	}
 	log := zap.NewNop()
 	unary := []grpc.UnaryServerInterceptor{UnaryInterceptor(log)}
 	stream := []grpc.StreamServerInterceptor{StreamRecoverInterceptor(log)}
-	if metrics {
-		m := NewMetrics()
+	if m != nil {
 		unary = append([]grpc.UnaryServerInterceptor{m.UnaryInterceptor()}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{m.StreamInterceptor()}, stream...)
 	}

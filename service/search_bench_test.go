@@ -13,7 +13,7 @@ import (
 	"github.com/tooldex/tooldex/internal/toolfile"
 )
 
-func demoServer(b *testing.B) *Server {
+func demoServer(b testing.TB) *Server {
 	s := New(Config{})
 	tools, err := toolfile.Parse(demo.Name, demo.Catalog)
 	if err != nil {
