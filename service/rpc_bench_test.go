@@ -22,7 +22,8 @@ import (
 // (codec, the log and recovery interceptors) without metrics ("plain") and
 // with --metrics-addr ("metrics": the RPC metrics interceptors outermost).
 // Execute's host is a toolhost.Host on a real HostService stream through
-// the same stream interceptors, so its messages are counted too. Compare
+// the same stream interceptors, so its messages are counted too. cpu-µs/op
+// is the process's CPU time per call. Compare
 // two commits by alternating their test binaries:
 //
 //	go test -run '^$' -bench RPCLoopback -count=6 ./service/
@@ -37,6 +38,7 @@ func BenchmarkRPCLoopback(b *testing.B) {
 			b.Run("search", func(b *testing.B) {
 				i := 0
 				b.ReportAllocs()
+				defer reportCPU(b, processCPU())
 				for b.Loop() {
 					resp, err := client.Search(b.Context(), &tooldexv1.SearchRequest{Query: qs[i%len(qs)]})
 					if err != nil || len(resp.GetResults()) == 0 {
@@ -48,6 +50,7 @@ func BenchmarkRPCLoopback(b *testing.B) {
 			params := &structpb.Struct{Fields: map[string]*structpb.Value{"text": structpb.NewStringValue("hi")}}
 			b.Run("execute", func(b *testing.B) {
 				b.ReportAllocs()
+				defer reportCPU(b, processCPU())
 				for b.Loop() {
 					resp, err := client.Execute(b.Context(), &tooldexv1.ExecuteRequest{ToolName: "echo", Params: params})
 					if err != nil || resp.GetContent()[0].GetText() != "hi" {
@@ -56,6 +59,15 @@ func BenchmarkRPCLoopback(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// reportCPU reports the process's CPU time (client, server and host
+// together) per op since start: on a shared machine a steadier measure of
+// cost than the time per op.
+func reportCPU(b *testing.B, start time.Duration) {
+	if cpu := processCPU() - start; start > 0 && b.N > 0 {
+		b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	}
 }
 
