@@ -267,8 +267,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if warn != "" {
 		log.Warn(warn)
 	}
-	// Outermost first: metrics (only when on: they cost about a
-	// microsecond per RPC) count every call; the log records each call's
+	// Outermost first: metrics (only when on: they cost 1-2 µs per RPC,
+	// docs/BENCHMARKS.md) count every call; the log records each call's
 	// code, refused ones too, and recovers panics of everything inside it;
 	// authentication puts the principal in the context; the per-client
 	// limits, keyed by that principal, refuse before any work is done.
