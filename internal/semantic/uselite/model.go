@@ -47,7 +47,7 @@ const (
 type Model struct {
 	tok    *Tokenizer
 	emb    []float32 // [vocab][embDim]
-	timing []float32 // [embDim/2] inverse timescales
+	timing []float32 // [MaxTokens][embDim]: the timing signal of each position
 	l      [2]layer
 	resW   matrix // layer 0's residual, embDim → hidden
 	tanhW  matrix
@@ -137,7 +137,7 @@ func decode(bin []byte) (*Model, error) {
 	}
 	m := &Model{tok: tok}
 	m.emb = get("emb", tok.Size()+2, embDim)
-	m.timing = get("timing", 1, embDim/2)
+	m.timing = timingSignal(get("timing", 1, embDim/2))
 	for i := range m.l {
 		p := fmt.Sprintf("l%d.", i)
 		in := hidden
@@ -161,6 +161,26 @@ func decode(bin []byte) (*Model, error) {
 	}
 	m.pool.New = func() any { return newState() }
 	return m, nil
+}
+
+// timingSignal is the timing signal of positions 0 ... MaxTokens-1 from
+// the inverse timescales (embDim/2 of them): sin(t·τ) then cos(t·τ), each
+// row computed once rather than per text.
+func timingSignal(inv []float32) []float32 {
+	if inv == nil {
+		return nil
+	}
+	half := embDim / 2
+	sig := make([]float32, MaxTokens*embDim)
+	for t := range MaxTokens {
+		row := sig[t*embDim : (t+1)*embDim]
+		for i, f := range inv[:half] {
+			a := float64(float32(t) * f)
+			row[i] = float32(math.Sin(a))
+			row[half+i] = float32(math.Cos(a))
+		}
+	}
+	return sig
 }
 
 type tensorData struct {
@@ -347,14 +367,12 @@ func (m *Model) forward(s *state, ids []int32) {
 	}
 	// x = 2·E[id] + timing (sin then cos).
 	x := s.x[:n*embDim]
-	half := embDim / 2
 	for t, id := range ids {
 		e := m.emb[int(id)*embDim : (int(id)+1)*embDim]
+		sig := m.timing[t*embDim : (t+1)*embDim]
 		row := x[t*embDim : (t+1)*embDim]
-		for i := range half {
-			a := float32(t) * m.timing[i]
-			row[i] = 2*e[i] + float32(math.Sin(float64(a)))
-			row[half+i] = 2*e[half+i] + float32(math.Cos(float64(a)))
+		for i := range row {
+			row[i] = 2*e[i] + sig[i]
 		}
 	}
 	// Layer 0: attention over 256-d, residual through a dense to 512.
