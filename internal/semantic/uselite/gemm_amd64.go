@@ -28,21 +28,39 @@ func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k
 //go:noescape
 func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
 
+// gemm8x32h is gemm4x32h for 8 rows (16 accumulators).
+//
+//go:noescape
+func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+
+// gemm2x32h is gemm4x32h for 2 rows.
+//
+//go:noescape
+func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+
+// gemm1x32h is gemm4x32h for one row.
+//
+//go:noescape
+func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int)
+
 // matmul sets dst (n×out) to x (n×in) · w, w packed in strips (see pack):
-// for each strip (kept in cache), every block of 4 rows; a last block of
-// fewer than 4 rows goes through pad (4·in + 4·32 floats).
+// for each strip (kept in cache), every block of rows. With AVX-512 the
+// blocks are of 8 rows, then 4, 2 and 1 for the rest (33 tokens: 4·8+1);
+// else of 4, a last block of fewer rows going through pad (4·in + 4·32
+// floats).
 func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	in, out := w.in, w.out
 	if w.h == nil || in == 0 || n == 0 {
 		matmulGo(dst, x, w.w, n, in, out)
 		return
 	}
+	if halfStrip == 32 {
+		matmul32(dst, x, w, n)
+		return
+	}
 	full := n &^ 3
 	rest := n - full
-	width, kernel := halfStrip, gemm4x16h
-	if width == 32 {
-		kernel = gemm4x32h
-	}
+	width := halfStrip
 	var px, pd []float32
 	if rest > 0 {
 		px, pd = pad[:4*in], pad[4*in:4*in+4*width]
@@ -52,13 +70,70 @@ func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	for s := 0; s < out/width; s++ {
 		ws := w.h[s*in*width : (s+1)*in*width]
 		for r := 0; r < full; r += 4 {
-			kernel(&dst[r*out+s*width], out, &x[r*in], in, &ws[0], width, in)
+			gemm4x16h(&dst[r*out+s*width], out, &x[r*in], in, &ws[0], width, in)
 		}
 		if rest > 0 {
-			kernel(&pd[0], width, &px[0], in, &ws[0], width, in)
+			gemm4x16h(&pd[0], width, &px[0], in, &ws[0], width, in)
 			for r := range rest {
 				copy(dst[(full+r)*out+s*width:(full+r)*out+(s+1)*width], pd[r*width:(r+1)*width])
 			}
 		}
 	}
+}
+
+// matmul32 is matmul with the AVX-512 kernels, w in strips of 32.
+func matmul32(dst, x []float32, w *matrix, n int) {
+	in, out := w.in, w.out
+	_, _ = dst[n*out-1], x[n*in-1]
+	for s := 0; s < out/32; s++ {
+		ws := &w.h[s*in*32]
+		c := s * 32
+		r := 0
+		for ; r+8 <= n; r += 8 {
+			gemm8x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in)
+		}
+		if r+4 <= n {
+			gemm4x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in)
+			r += 4
+		}
+		if r+2 <= n {
+			gemm2x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in)
+			r += 2
+		}
+		if r < n {
+			gemm1x32h(&dst[r*out+c], &x[r*in], ws, 32, in)
+		}
+	}
+}
+
+// dotsAVX2 is dotsGo with AVX2 (len(q) a multiple of 32), in gemm_amd64.s.
+//
+//go:noescape
+func dotsAVX2(dst *float32, q *float32, k *float32, ldk int, d int, n int)
+
+// mixAVX2 is mixGo with AVX2 (len(o) a multiple of 64), in gemm_amd64.s.
+//
+//go:noescape
+func mixAVX2(o *float32, p *float32, v *float32, ldv int, d int, n int)
+
+// dots sets dst[u] to q · k[u·ldk:], for u < len(dst).
+func dots(dst, q, k []float32, ldk int) {
+	n, d := len(dst), len(q)
+	if !halfWeights || d%32 != 0 || n == 0 {
+		dotsGo(dst, q, k, ldk)
+		return
+	}
+	_ = k[(n-1)*ldk+d-1]
+	dotsAVX2(&dst[0], &q[0], &k[0], ldk, d, n)
+}
+
+// mix sets o to Σ_u p[u]·v[u·ldv:], for u < len(p).
+func mix(o, p, v []float32, ldv int) {
+	n, d := len(p), len(o)
+	if !halfWeights || d%64 != 0 || n == 0 {
+		mixGo(o, p, v, ldv)
+		return
+	}
+	_ = v[(n-1)*ldv+d-1]
+	mixAVX2(&o[0], &p[0], &v[0], ldv, d, n)
 }

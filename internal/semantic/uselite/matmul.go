@@ -41,3 +41,37 @@ func matmulGo(dst, x, p []float32, n, in, out int) {
 		}
 	}
 }
+
+// dotsGo sets dst[u] to q · k[u·ldk:], for u < len(dst): the scores of
+// one query row against the key rows.
+func dotsGo(dst, q, k []float32, ldk int) {
+	for u := range dst {
+		dst[u] = dot4(q, k[u*ldk:u*ldk+len(q)])
+	}
+}
+
+// mixGo sets o to Σ_u p[u]·v[u·ldv:], for u < len(p): the attention
+// output of one row from the value rows.
+func mixGo(o, p, v []float32, ldv int) {
+	clear(o)
+	for u, pu := range p {
+		vu := v[u*ldv : u*ldv+len(o)]
+		for i := range o {
+			o[i] += pu * vu[i]
+		}
+	}
+}
+
+// dot4 is the dot product of a and b (len(a) a multiple of 4), with four
+// running sums.
+func dot4(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	for i := 0; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -432,11 +432,10 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 			for i, qi := range qkv[t*3*d+j*dh : t*3*d+(j+1)*dh] {
 				qs[i] = qi * l.scale
 			}
+			dots(probs, qs, qkv[d+j*dh:], 3*d)
 			mx := float32(math.Inf(-1))
-			for u := range n {
-				dot := dot4(qs, qkv[u*3*d+d+j*dh:u*3*d+d+(j+1)*dh])
-				probs[u] = dot
-				mx = max(mx, dot)
+			for _, p := range probs {
+				mx = max(mx, p)
 			}
 			var sum float32
 			for u := range probs {
@@ -444,15 +443,10 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 				probs[u] = e
 				sum += e
 			}
-			o := h[t*d+j*dh : t*d+(j+1)*dh]
-			clear(o)
-			for u, p := range probs {
-				v := qkv[u*3*d+2*d+j*dh : u*3*d+2*d+(j+1)*dh]
-				p /= sum
-				for i := range o {
-					o[i] += p * v[i]
-				}
+			for u := range probs {
+				probs[u] /= sum
 			}
+			mix(h[t*d+j*dh:t*d+(j+1)*dh], probs, qkv[2*d+j*dh:], 3*d)
 		}
 	}
 	l.out.apply(s.att[:n*hidden], h, n, s.pad)
@@ -491,20 +485,6 @@ func layerNorm(dst, x, g, b []float32, d int) {
 			out[i] = g[i]*k*(v-mean) + b[i]
 		}
 	}
-}
-
-// dot4 is the dot product of a and b (len(a) a multiple of 4), with four
-// running sums.
-func dot4(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	for i := 0; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 func add(dst, x []float32) {
