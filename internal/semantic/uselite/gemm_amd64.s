@@ -79,6 +79,8 @@ TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
 	LEAQ (SI)(R9*1), R11
 	LEAQ (R11)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
+	MOVQ CX, R14
+	IMULQ R10, R14 // the next strip, prefetched into L2
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -89,6 +91,7 @@ TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
 	VPXORD Z7, Z7, Z7
 
 loopz:
+	PREFETCHT1   (DX)(R14*1)
 	VCVTPH2PS    (DX), Z8
 	VCVTPH2PS    32(DX), Z9
 	VBROADCASTSS (SI), Z10
@@ -141,6 +144,8 @@ TEXT ·gemm8x32h(SB), NOSPLIT, $0-56
 	SHLQ $1, R10
 	LEAQ (R9)(R9*2), R11 // 3 rows
 	LEAQ (SI)(R9*4), R12 // rows 4 to 7
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -159,6 +164,7 @@ TEXT ·gemm8x32h(SB), NOSPLIT, $0-56
 	VPXORD Z15, Z15, Z15
 
 loop8:
+	PREFETCHT1   (DX)(R13*1)
 	VCVTPH2PS    (DX), Z16
 	VCVTPH2PS    32(DX), Z17
 	VBROADCASTSS (SI), Z18
@@ -230,12 +236,15 @@ TEXT ·gemm2x32h(SB), NOSPLIT, $0-56
 	SHLQ $2, R8
 	SHLQ $2, R9
 	SHLQ $1, R10
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 
 loop2:
+	PREFETCHT1   (DX)(R13*1)
 	VCVTPH2PS    (DX), Z16
 	VCVTPH2PS    32(DX), Z17
 	VBROADCASTSS (SI), Z18
@@ -267,6 +276,9 @@ TEXT ·gemm1x32h(SB), NOSPLIT, $0-40
 	MOVQ ldw+24(FP), R10
 	MOVQ k+32(FP), CX
 	SHLQ $1, R10
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
+	LEAQ (R13)(R10*1), R14
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -287,6 +299,8 @@ even1:
 	SHRQ $1, CX
 
 loop1:
+	PREFETCHT1   (DX)(R13*1)
+	PREFETCHT1   (DX)(R14*1)
 	VCVTPH2PS    (DX), Z16
 	VCVTPH2PS    32(DX), Z17
 	VCVTPH2PS    (DX)(R10*1), Z20
