@@ -17,33 +17,34 @@ var halfStrip = func() int {
 }()
 
 // gemm4x16h is the kernel of matmul, in gemm_amd64.s: a 4×16 block of
-// dst (row stride ldd) from 4 rows of x (stride ldx) and one packed fp16
-// strip of w (row stride ldw, the strip's width) over k.
+// dst (row stride ldd) from 4 rows of x (stride ldx), one packed fp16
+// strip of w (row stride ldw, the strip's width) over k, and the strip's
+// 16 biases b.
 //
 //go:noescape
-func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 
 // gemm4x32h is gemm4x16h for 32 columns, with AVX-512.
 //
 //go:noescape
-func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 
 // gemm8x32h is gemm4x32h for 8 rows (16 accumulators).
 //
 //go:noescape
-func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 
 // gemm2x32h is gemm4x32h for 2 rows.
 //
 //go:noescape
-func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 
 // gemm1x32h is gemm4x32h for one row.
 //
 //go:noescape
-func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int)
+func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int, b *float32)
 
-// matmul sets dst (n×out) to x (n×in) · w, w packed in strips (see pack):
+// matmul sets dst (n×out) to x (n×in) · w + b, w packed in strips (see pack):
 // for each strip (kept in cache), every block of rows. With AVX-512 the
 // blocks are of 8 rows, then 4, 2 and 1 for the rest (33 tokens: 4·8+1);
 // else of 4, a last block of fewer rows going through pad (4·in + 4·32
@@ -51,11 +52,15 @@ func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int)
 func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	in, out := w.in, w.out
 	if w.h == nil || in == 0 || n == 0 {
-		matmulGo(dst, x, w.w, n, in, out)
+		matmulGo(dst, x, w.w, w.b, n, in, out)
 		return
 	}
+	b := w.b
+	if b == nil {
+		b = zeros[:out]
+	}
 	if halfStrip == 32 {
-		matmul32(dst, x, w, n)
+		matmul32(dst, x, w, b, n)
 		return
 	}
 	full := n &^ 3
@@ -70,10 +75,10 @@ func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	for s := 0; s < out/width; s++ {
 		ws := w.h[s*in*width : (s+1)*in*width]
 		for r := 0; r < full; r += 4 {
-			gemm4x16h(&dst[r*out+s*width], out, &x[r*in], in, &ws[0], width, in)
+			gemm4x16h(&dst[r*out+s*width], out, &x[r*in], in, &ws[0], width, in, &b[s*width])
 		}
 		if rest > 0 {
-			gemm4x16h(&pd[0], width, &px[0], in, &ws[0], width, in)
+			gemm4x16h(&pd[0], width, &px[0], in, &ws[0], width, in, &b[s*width])
 			for r := range rest {
 				copy(dst[(full+r)*out+s*width:(full+r)*out+(s+1)*width], pd[r*width:(r+1)*width])
 			}
@@ -82,26 +87,26 @@ func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 }
 
 // matmul32 is matmul with the AVX-512 kernels, w in strips of 32.
-func matmul32(dst, x []float32, w *matrix, n int) {
+func matmul32(dst, x []float32, w *matrix, b []float32, n int) {
 	in, out := w.in, w.out
-	_, _ = dst[n*out-1], x[n*in-1]
+	_, _, _ = dst[n*out-1], x[n*in-1], b[out-1]
 	for s := 0; s < out/32; s++ {
 		ws := &w.h[s*in*32]
 		c := s * 32
 		r := 0
 		for ; r+8 <= n; r += 8 {
-			gemm8x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in)
+			gemm8x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in, &b[c])
 		}
 		if r+4 <= n {
-			gemm4x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in)
+			gemm4x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in, &b[c])
 			r += 4
 		}
 		if r+2 <= n {
-			gemm2x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in)
+			gemm2x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in, &b[c])
 			r += 2
 		}
 		if r < n {
-			gemm1x32h(&dst[r*out+c], &x[r*in], ws, 32, in)
+			gemm1x32h(&dst[r*out+c], &x[r*in], ws, 32, in, &b[c])
 		}
 	}
 }

@@ -1,9 +1,9 @@
 #include "textflag.h"
 
-// func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
-// dst[r][0:16] = Σ_i x[r][i]·w[i][0:16] for r < 4, w in fp16 (F16C);
-// strides in elements, k > 0.
-TEXT ·gemm4x16h(SB), NOSPLIT, $0-56
+// func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
+// dst[r][0:16] = b[0:16] + Σ_i x[r][i]·w[i][0:16] for r < 4, w in fp16
+// (F16C); strides in elements, k > 0.
+TEXT ·gemm4x16h(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ x+16(FP), SI
@@ -17,14 +17,15 @@ TEXT ·gemm4x16h(SB), NOSPLIT, $0-56
 	LEAQ (SI)(R9*1), R11
 	LEAQ (R11)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
 
 looph:
 	VCVTPH2PS    (DX), Y8
@@ -63,9 +64,9 @@ looph:
 	VZEROUPPER
 	RET
 
-// func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+// func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 // gemm4x16h for 32 columns, with AVX-512.
-TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
+TEXT ·gemm4x32h(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ x+16(FP), SI
@@ -81,14 +82,15 @@ TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
 	LEAQ (R12)(R9*1), R13
 	MOVQ CX, R14
 	IMULQ R10, R14 // the next strip, prefetched into L2
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
 
 loopz:
 	PREFETCHT1   (DX)(R14*1)
@@ -128,10 +130,10 @@ loopz:
 	VZEROUPPER
 	RET
 
-// func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+// func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 // gemm4x32h for 8 rows: 16 accumulators, each widened row of w used 8
 // times.
-TEXT ·gemm8x32h(SB), NOSPLIT, $0-56
+TEXT ·gemm8x32h(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ x+16(FP), SI
@@ -146,22 +148,23 @@ TEXT ·gemm8x32h(SB), NOSPLIT, $0-56
 	LEAQ (SI)(R9*4), R12 // rows 4 to 7
 	MOVQ CX, R13
 	IMULQ R10, R13 // the next strip, prefetched into L2
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
 
 loop8:
 	PREFETCHT1   (DX)(R13*1)
@@ -223,9 +226,9 @@ loop8:
 	VZEROUPPER
 	RET
 
-// func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+// func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 // gemm4x32h for 2 rows.
-TEXT ·gemm2x32h(SB), NOSPLIT, $0-56
+TEXT ·gemm2x32h(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ x+16(FP), SI
@@ -238,10 +241,11 @@ TEXT ·gemm2x32h(SB), NOSPLIT, $0-56
 	SHLQ $1, R10
 	MOVQ CX, R13
 	IMULQ R10, R13 // the next strip, prefetched into L2
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
 
 loop2:
 	PREFETCHT1   (DX)(R13*1)
@@ -266,10 +270,10 @@ loop2:
 	VZEROUPPER
 	RET
 
-// func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int)
+// func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int, b *float32)
 // gemm4x32h for one row: two sums per column (even and odd i), or each
 // step would wait for the previous one's FMA.
-TEXT ·gemm1x32h(SB), NOSPLIT, $0-40
+TEXT ·gemm1x32h(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ w+16(FP), DX
@@ -279,8 +283,9 @@ TEXT ·gemm1x32h(SB), NOSPLIT, $0-40
 	MOVQ CX, R13
 	IMULQ R10, R13 // the next strip, prefetched into L2
 	LEAQ (R13)(R10*1), R14
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
+	MOVQ b+40(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	TESTQ  $1, CX

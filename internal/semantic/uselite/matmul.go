@@ -18,14 +18,24 @@ func pack(w []float32, in, out, width int) []float32 {
 	return p
 }
 
-// matmulGo sets dst (n×out) to x (n×in) · w, w packed in strips: the
-// portable version of the kernel, four rows of x per pass over a strip.
-func matmulGo(dst, x, p []float32, n, in, out int) {
+// zeros is the bias of a matrix without one (the widest is ffnDim).
+var zeros [ffnDim]float32
+
+// matmulGo sets dst (n×out) to x (n×in) · w + b (b nil: 0), w packed in
+// strips: the portable version of the kernel, four rows of x per pass over
+// a strip.
+func matmulGo(dst, x, p, b []float32, n, in, out int) {
+	if b == nil {
+		b = zeros[:out]
+	}
 	for s := 0; s < out/strip; s++ {
 		ws := p[s*in*strip : (s+1)*in*strip]
 		for r := 0; r < n; r += 4 {
 			rows := min(4, n-r)
 			var acc [4][strip]float32
+			for i := range rows {
+				copy(acc[i][:], b[s*strip:(s+1)*strip])
+			}
 			for k := range in {
 				w := (*[strip]float32)(ws[k*strip : (k+1)*strip])
 				for i := range rows {

@@ -9,7 +9,8 @@ import (
 
 // TestMatmul checks every kernel this CPU runs (4×16 with AVX2; 8, 4, 2
 // and 1 rows × 32 with AVX-512) and the portable version against the
-// textbook product, for every row count up to 9 and more, odd depths.
+// textbook product plus bias, for every row count up to 9 and more, odd
+// depths.
 func TestMatmul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	type shape struct{ n, in, out int }
@@ -29,8 +30,15 @@ func TestMatmul(t *testing.T) {
 		for i := range w {
 			w[i] = float32(rng.IntN(2049)-1024) / 1024 // fp16 values, as the model's
 		}
+		b := make([]float32, tc.out)
+		for i := range b {
+			b[i] = rng.Float32()*2 - 1
+		}
 		want := make([]float64, tc.n*tc.out)
 		for r := range tc.n {
+			for c := range tc.out {
+				want[r*tc.out+c] = float64(b[c])
+			}
 			for k := range tc.in {
 				for c := range tc.out {
 					want[r*tc.out+c] += float64(x[r*tc.in+k]) * float64(w[k*tc.out+c])
@@ -39,14 +47,14 @@ func TestMatmul(t *testing.T) {
 		}
 		p := pack(w, tc.in, tc.out, strip)
 		cases := map[string]func([]float32){
-			"portable": func(d []float32) { matmulGo(d, x, p, tc.n, tc.in, tc.out) },
+			"portable": func(d []float32) { matmulGo(d, x, p, b, tc.n, tc.in, tc.out) },
 		}
 		// Each kernel this CPU runs: 16-column strips, and 32 with AVX-512.
 		for _, width := range []int{16, 32} {
 			if !halfWeights || width > halfStrip || tc.out%width != 0 {
 				continue
 			}
-			mx := &matrix{in: tc.in, out: tc.out}
+			mx := &matrix{in: tc.in, out: tc.out, b: b}
 			for _, v := range pack(w, tc.in, tc.out, width) {
 				mx.h = append(mx.h, floatToHalf(v))
 			}

@@ -497,7 +497,4 @@ func add(dst, x []float32) {
 // apply computes dst = x·W + b for n rows.
 func (w *matrix) apply(dst, x []float32, n int, pad []float32) {
 	matmul(dst[:n*w.out], x[:n*w.in], w, n, pad)
-	for r := range n {
-		add(dst[r*w.out:(r+1)*w.out], w.b)
-	}
 }
