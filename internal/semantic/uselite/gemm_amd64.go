@@ -34,6 +34,11 @@ func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k
 //go:noescape
 func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 
+// gemm9x32h is gemm8x32h for 9 rows.
+//
+//go:noescape
+func gemm9x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
+
 // gemm2x32h is gemm4x32h for 2 rows.
 //
 //go:noescape
@@ -46,7 +51,8 @@ func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int, b *float32)
 
 // matmul sets dst (n×out) to x (n×in) · w + b, w packed in strips (see pack):
 // for each strip (kept in cache), every block of rows. With AVX-512 the
-// blocks are of 8 rows, then 4, 2 and 1 for the rest (33 tokens: 4·8+1);
+// blocks are of 8 rows (a last one of 9: 33 tokens are 3·8+9), then 4, 2
+// and 1 for the rest;
 // else of 4, a last block of fewer rows going through pad (4·in + 4·32
 // floats).
 func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
@@ -95,6 +101,11 @@ func matmul32(dst, x []float32, w *matrix, b []float32, n int) {
 		c := s * 32
 		r := 0
 		for ; r+8 <= n; r += 8 {
+			if n-r == 9 {
+				gemm9x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in, &b[c])
+				r++
+				continue
+			}
 			gemm8x32h(&dst[r*out+c], out, &x[r*in], in, ws, 32, in, &b[c])
 		}
 		if r+4 <= n {
