@@ -181,3 +181,39 @@ func TestTokenizer(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerNorm checks layerNorm against the textbook formula in float64,
+// for widths that do and do not fill its four lanes.
+func TestLayerNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []int{1, 3, 4, 13, 256} {
+		x := make([]float32, 3*d)
+		g := make([]float32, d)
+		b := make([]float32, d)
+		for i := range x {
+			x[i] = rng.Float32()*4 + 1
+		}
+		for i := range g {
+			g[i], b[i] = rng.Float32()+0.5, rng.Float32()-0.5
+		}
+		got := make([]float32, len(x))
+		layerNorm(got, x, g, b, d)
+		for r := range 3 {
+			var mean, v2 float64
+			for _, v := range x[r*d : (r+1)*d] {
+				mean += float64(v)
+			}
+			mean /= float64(d)
+			for _, v := range x[r*d : (r+1)*d] {
+				v2 += (float64(v) - mean) * (float64(v) - mean)
+			}
+			v2 /= float64(d)
+			for i := range d {
+				want := float64(g[i])*(float64(x[r*d+i])-mean)/math.Sqrt(v2+lnEps) + float64(b[i])
+				if diff := math.Abs(float64(got[r*d+i]) - want); !(diff <= 1e-3) {
+					t.Errorf("d %d, row %d: out[%d] = %g, want %g", d, r, i, got[r*d+i], want)
+				}
+			}
+		}
+	}
+}

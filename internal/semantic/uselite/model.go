@@ -466,25 +466,52 @@ func (m *Model) ffn(s *state, l *layer, y []float32, n int) {
 	add(y, a)
 }
 
-// layerNorm normalises each row of x (width d) into dst.
+// layerNorm normalises each row of x (width d) into dst; the sums run in
+// four lanes (one would wait on each addition).
 func layerNorm(dst, x, g, b []float32, d int) {
+	g, b = g[:d], b[:d]
 	for r := 0; r+d <= len(x); r += d {
 		row, out := x[r:r+d], dst[r:r+d]
-		var mean float32
-		for _, v := range row {
-			mean += v
-		}
-		mean /= float32(d)
-		var v2 float32
-		for _, v := range row {
-			v2 += (v - mean) * (v - mean)
-		}
-		v2 /= float32(d)
+		mean := sum4(row) / float32(d)
+		v2 := sqdev4(row, mean) / float32(d)
 		k := float32(1 / math.Sqrt(float64(v2+lnEps)))
 		for i, v := range row {
 			out[i] = g[i]*k*(v-mean) + b[i]
 		}
 	}
+}
+
+// sum4 is Σ x[i], in four running sums.
+func sum4(x []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i]
+		s1 += x[i+1]
+		s2 += x[i+2]
+		s3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sqdev4 is Σ (x[i]-c)², in four running sums.
+func sqdev4(x []float32, c float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		d0, d1, d2, d3 := x[i]-c, x[i+1]-c, x[i+2]-c, x[i+3]-c
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(x); i++ {
+		s0 += (x[i] - c) * (x[i] - c)
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func add(dst, x []float32) {
