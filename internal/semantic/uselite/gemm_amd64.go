@@ -3,8 +3,8 @@ package uselite
 import "golang.org/x/sys/cpu"
 
 // halfWeights is whether the AVX2/FMA kernels run (every x86-64 CPU since
-// 2013); their weights stay fp16 in memory, widened by F16C: half the
-// bytes read per product.
+// 2013): the products' (their weights stay fp16 in memory, widened by
+// F16C: half the bytes read per product) and attention's (dots, mix).
 var halfWeights = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
 // halfStrip is the strip width of fp16 weights: 32 columns for the
@@ -49,11 +49,11 @@ func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k
 //go:noescape
 func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int, b *float32)
 
-// matmul sets dst (n×out) to x (n×in) · w + b, w packed in strips (see pack):
-// for each strip (kept in cache), every block of rows. With AVX-512 the
-// blocks are of 8 rows (a last one of 9: 33 tokens are 3·8+9), then 4, 2
-// and 1 for the rest;
-// else of 4, a last block of fewer rows going through pad (4·in + 4·32
+// matmul sets dst (n×out) to x (n×in) · w + b, w packed in strips (see
+// pack): for each strip (kept in cache), every block of rows. With AVX-512
+// the blocks are of 8 rows (a last one of 9: 33 tokens are 3·8+9), then 4,
+// 2 and 1 for the rest, the kernels prefetching the next strip; with AVX2
+// they are of 4, a last block of fewer rows going through pad (4·in + 4·32
 // floats).
 func matmul(dst, x []float32, w *matrix, n int, pad []float32) {
 	in, out := w.in, w.out

@@ -292,7 +292,7 @@ type state struct {
 	ff, y          []float32
 	probs          []float32
 	pooled, out    []float32
-	pad            []float32 // matmulFast's last block
+	pad            []float32 // the AVX2 kernel's last block (see matmul)
 }
 
 func newState() *state {
