@@ -88,3 +88,28 @@ func (f *ServerFlags) Authenticator(ctx context.Context, addr net.Addr) (a *Auth
 	}
 	return a, warn, nil
 }
+
+// Listener is a TCP listener with what serving on it needs: its TLS
+// configuration (nil: plaintext) and its Authenticator.
+type Listener struct {
+	net.Listener
+	TLS   *tls.Config
+	Authn *Authenticator
+}
+
+// Listen loads the TLS configuration, listens on addr and builds the
+// Authenticator for the address it got (see Authenticator, whose warning it
+// returns). On error nothing is left open.
+func (f *ServerFlags) Listen(ctx context.Context, addr string) (l Listener, warn string, err error) {
+	if l.TLS, err = f.TLSConfig(); err != nil {
+		return Listener{}, "", err
+	}
+	if l.Listener, err = net.Listen("tcp", addr); err != nil {
+		return Listener{}, "", err
+	}
+	if l.Authn, warn, err = f.Authenticator(ctx, l.Addr()); err != nil {
+		l.Close()
+		return Listener{}, "", err
+	}
+	return l, warn, nil
+}

@@ -310,6 +310,8 @@ func TestExecDemoHostWithClient(t *testing.T) {
 		{"params from a file", []string{"exec", "calculate", "--params", "@" + paramsFile}, "", []string{`"value": 2.5`}},
 		{"params from stdin", []string{"exec", "calculate", "--params", "@-"}, `{"expression":"2^10"}`, []string{`"value": 1024`}},
 		{"hosts", []string{"hosts"}, "", []string{"demo", "calculate", "time_now", "text_stats", "1 host(s)"}},
+		// The README's first query finds the tool its next command runs.
+		{"readme's first query", []string{"search", "what", "time", "is", "it", "in", "tokyo"}, "", []string{"\n1  time_now "}},
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {

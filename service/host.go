@@ -153,7 +153,7 @@ func recvHello(ctx context.Context, stream tooldexv1.HostService_ConnectServer) 
 	case <-timer.C:
 		return nil, statusOf(zap.NewNop(), errNoHello)
 	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
+		return nil, statusOf(zap.NewNop(), ctx.Err())
 	}
 }
 

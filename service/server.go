@@ -315,20 +315,10 @@ func (s *Server) Search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 // search is Search with the catalog's shared tools: what the gRPC handler
 // sends (grpc.go). Errors are gRPC statuses.
 func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*tooldexv1.SearchResponse, error) {
-	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
+	res, results, entries, err := s.ranked(ctx, req.GetQuery(), index.ParseQuery, req.GetMaxResults(), req.GetSchemaView(), req.GetCaller())
 	if err != nil {
-		return nil, s.toStatus(err)
+		return nil, err
 	}
-	q, err := index.ParseQuery(req.GetQuery())
-	if err != nil {
-		return nil, s.toStatus(err)
-	}
-	sub, err := subject(ctx, req.GetCaller())
-	if err != nil {
-		return nil, s.toStatus(err)
-	}
-	res := s.rank(ctx, sub.Tenant, q, index.Options{Max: max, Allow: s.visible(sub)})
-	results, entries := s.results(sub.Tenant, res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.SearchResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),
@@ -341,6 +331,28 @@ func (s *Server) search(ctx context.Context, req *tooldexv1.SearchRequest) (*too
 		return nil, s.toStatus(err)
 	}
 	return resp, nil
+}
+
+// ranked is what Search and Discover share: the bounds of the request,
+// its query parsed by parse, the caller's subject, the ranking of what the
+// caller may see and its results in the schema view asked for. Errors are
+// gRPC statuses.
+func (s *Server) ranked(ctx context.Context, query string, parse func(string) (index.Query, error), maxResults int32, view tooldexv1.SchemaView, caller string) (index.Result, []*tooldexv1.SearchResult, []*catalog.Entry, error) {
+	max, err := checkSearch(maxResults, view)
+	if err != nil {
+		return index.Result{}, nil, nil, s.toStatus(err)
+	}
+	q, err := parse(query)
+	if err != nil {
+		return index.Result{}, nil, nil, s.toStatus(err)
+	}
+	sub, err := subject(ctx, caller)
+	if err != nil {
+		return index.Result{}, nil, nil, s.toStatus(err)
+	}
+	res := s.rank(ctx, sub.Tenant, q, index.Options{Max: max, Allow: s.visible(sub)})
+	results, entries := s.results(sub.Tenant, res.Hits, view)
+	return res, results, entries, nil
 }
 
 // Discover ranks deferred tools for a task by the text scorer alone.
@@ -356,20 +368,10 @@ func (s *Server) Discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (
 // discover is Discover with the catalog's shared tools: what the gRPC
 // handler sends (grpc.go). Errors are gRPC statuses.
 func (s *Server) discover(ctx context.Context, req *tooldexv1.DiscoverRequest) (*tooldexv1.DiscoverResponse, error) {
-	max, err := checkSearch(req.GetMaxResults(), req.GetSchemaView())
+	res, results, entries, err := s.ranked(ctx, req.GetQuery(), index.DiscoverQuery, req.GetMaxResults(), req.GetSchemaView(), req.GetCaller())
 	if err != nil {
-		return nil, s.toStatus(err)
+		return nil, err
 	}
-	q, err := index.DiscoverQuery(req.GetQuery())
-	if err != nil {
-		return nil, s.toStatus(err)
-	}
-	sub, err := subject(ctx, req.GetCaller())
-	if err != nil {
-		return nil, s.toStatus(err)
-	}
-	res := s.rank(ctx, sub.Tenant, q, index.Options{Max: max, Allow: s.visible(sub)})
-	results, entries := s.results(sub.Tenant, res.Hits, req.GetSchemaView())
 	resp := &tooldexv1.DiscoverResponse{
 		Results:            results,
 		TotalDeferredTools: int32(res.Deferred),

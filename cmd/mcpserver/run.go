@@ -103,19 +103,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	}
 
-	tlsConf, err := c.httpAuth.TLSConfig()
-	if err != nil {
-		return err
-	}
-	lis, err := net.Listen("tcp", c.http)
+	lis, warn, err := c.httpAuth.Listen(ctx, c.http)
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	authn, warn, err := c.httpAuth.Authenticator(ctx, lis.Addr())
-	if err != nil {
-		lis.Close()
-		return err
-	}
+	tlsConf, authn := lis.TLS, lis.Authn
 	if warn != "" {
 		log.Warn(warn)
 	}

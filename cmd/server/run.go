@@ -251,19 +251,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	defer stopReplica()
 
-	tlsConf, err := c.auth.TLSConfig()
+	lis, warn, err := c.auth.Listen(ctx, c.addr)
 	if err != nil {
 		return err
 	}
-	lis, err := net.Listen("tcp", c.addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	authn, warn, err := c.auth.Authenticator(ctx, lis.Addr())
-	if err != nil {
-		lis.Close()
-		return err
-	}
+	tlsConf, authn := lis.TLS, lis.Authn
 	if warn != "" {
 		log.Warn(warn)
 	}

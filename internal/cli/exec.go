@@ -111,10 +111,16 @@ func cmdHosts(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	resp, err := client.ListHosts(ctx, &tooldexv1.ListHostsRequest{})
+	req := &tooldexv1.ListHostsRequest{}
+	hosts, err := allPages(func(token string) ([]*tooldexv1.HostInfo, string, error) {
+		req.PageToken = token
+		page, err := client.ListHosts(ctx, req)
+		return page.GetHosts(), page.GetNextPageToken(), err
+	})
 	if err != nil {
 		return rpcError("hosts", err)
 	}
+	resp := &tooldexv1.ListHostsResponse{Hosts: hosts}
 	if c.json {
 		return printJSON(e.stdout, resp)
 	}

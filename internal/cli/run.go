@@ -391,18 +391,15 @@ func cmdList(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer done()
-	// Every page, in one response.
-	resp := &tooldexv1.ListToolsResponse{}
-	for {
+	tools, err := allPages(func(token string) ([]*tooldexv1.Tool, string, error) {
+		req.PageToken = token
 		page, err := client.ListTools(ctx, req)
-		if err != nil {
-			return rpcError("list", err)
-		}
-		resp.Tools = append(resp.Tools, page.GetTools()...)
-		if req.PageToken = page.GetNextPageToken(); req.PageToken == "" {
-			break
-		}
+		return page.GetTools(), page.GetNextPageToken(), err
+	})
+	if err != nil {
+		return rpcError("list", err)
 	}
+	resp := &tooldexv1.ListToolsResponse{Tools: tools}
 	if c.json {
 		return printJSON(e.stdout, resp)
 	}

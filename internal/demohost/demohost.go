@@ -78,7 +78,7 @@ func Tools(dir string) []*tooldexv1.Tool {
 			InputSchema: schema(map[string]any{
 				"zone": map[string]any{
 					"type":        "string",
-					"description": `IANA time zone name, e.g. "Europe/Paris" or "America/New_York". Default "UTC".`,
+					"description": `IANA time zone name, e.g. "Asia/Tokyo" or "America/New_York". Default "UTC".`,
 				},
 			}),
 			Annotations: annotations("Current time"),
@@ -95,7 +95,7 @@ func Tools(dir string) []*tooldexv1.Tool {
 				},
 				"to_zone": map[string]any{
 					"type":        "string",
-					"description": `IANA time zone name to convert to, e.g. "Asia/Tokyo" or "UTC".`,
+					"description": `IANA time zone name to convert to, e.g. "Europe/Paris" or "UTC".`,
 				},
 			}, "time", "to_zone"),
 			Annotations: annotations("Convert time zone"),

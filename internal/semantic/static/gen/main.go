@@ -1,6 +1,6 @@
 // Command gen distils the static model (package static) from Universal
 // Sentence Encoder lite (package uselite) by the Model2Vec method and
-// writes semantic/static/model.bin:
+// writes internal/semantic/static/model.bin:
 //
 //	apt-cache dumpavail > packages.txt    # Debian's package descriptions: the word list
 //	go run ./internal/semantic/static/gen -corpus packages.txt -out internal/semantic/static/model.bin
@@ -31,7 +31,7 @@ import (
 func main() {
 	corpus := flag.String("corpus", "", "word-list corpus (apt-cache dumpavail output)")
 	allLines := flag.Bool("all-lines", false, "read every line of the corpus, not only Description: lines")
-	out := flag.String("out", "semantic/static/model.bin", "model file to write")
+	out := flag.String("out", "internal/semantic/static/model.bin", "model file to write")
 	dim := flag.Int("dim", 256, "dimensions after PCA")
 	nWords := flag.Int("words", 16000, "most frequent corpus words to add (those not a single piece)")
 	minCount := flag.Int("min-count", 3, "fewest occurrences of an added word")

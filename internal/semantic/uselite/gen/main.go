@@ -54,7 +54,7 @@ const (
 
 func main() {
 	dist := flag.String("dist", "package/dist", "the npm package's dist directory (model.json, shards, vocab.json)")
-	out := flag.String("out", "semantic/uselite", "where to write model.bin and vocab.txt")
+	out := flag.String("out", "internal/semantic/uselite", "where to write model.bin and vocab.txt")
 	flag.Parse()
 	if err := run(*dist, *out); err != nil {
 		log.Fatal(err)
