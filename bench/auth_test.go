@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,13 +119,13 @@ func BenchmarkAuthInterleaved(b *testing.B) {
 				s := setups[(r+k)%len(setups)]
 				for _, o := range ops {
 					for _, callers := range []int{1, concurrency} {
-						cpu := processCPU()
+						cpu := cputime.Process()
 						lat, err := runOpSlice(b.Context(), s.client, o.call, callers, sliceDur)
 						if err != nil {
 							b.Fatalf("%s %s: %v", s.name, o.name, err)
 						}
 						key := o.name + "-c" + strconv.Itoa(callers)
-						s.cpu[key] += processCPU() - cpu
+						s.cpu[key] += cputime.Process() - cpu
 						s.lat[key] = append(s.lat[key], lat...)
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"io"
 	"net"
 	"runtime"
@@ -120,7 +121,7 @@ func call(ctx context.Context, client tooldexv1.DiscoveryServiceClient) error {
 func benchSequential(b *testing.B, client tooldexv1.DiscoveryServiceClient) {
 	ctx := b.Context()
 	lat := make([]time.Duration, 0, 1<<14)
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		start := time.Now()
 		if err := call(ctx, client); err != nil {
@@ -128,7 +129,7 @@ func benchSequential(b *testing.B, client tooldexv1.DiscoveryServiceClient) {
 		}
 		lat = append(lat, time.Since(start))
 	}
-	cpu = processCPU() - cpu
+	cpu = cputime.Process() - cpu
 	reportLatency(b, lat, cpu)
 }
 
@@ -141,7 +142,7 @@ func benchParallel(b *testing.B, client tooldexv1.DiscoveryServiceClient) {
 		all    []time.Duration
 		failed atomic.Pointer[error]
 	)
-	cpu := processCPU()
+	cpu := cputime.Process()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		lat := make([]time.Duration, 0, 1<<10)
@@ -158,7 +159,7 @@ func benchParallel(b *testing.B, client tooldexv1.DiscoveryServiceClient) {
 		mu.Unlock()
 	})
 	b.StopTimer()
-	cpu = processCPU() - cpu
+	cpu = cputime.Process() - cpu
 	if err := failed.Load(); err != nil {
 		b.Fatal(*err)
 	}

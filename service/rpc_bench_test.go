@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"net"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func BenchmarkRPCLoopback(b *testing.B) {
 			b.Run("search", func(b *testing.B) {
 				i := 0
 				b.ReportAllocs()
-				defer reportCPU(b, processCPU())
+				defer reportCPU(b, cputime.Process())
 				for b.Loop() {
 					resp, err := client.Search(b.Context(), &tooldexv1.SearchRequest{Query: qs[i%len(qs)]})
 					if err != nil || len(resp.GetResults()) == 0 {
@@ -50,7 +51,7 @@ func BenchmarkRPCLoopback(b *testing.B) {
 			params := &structpb.Struct{Fields: map[string]*structpb.Value{"text": structpb.NewStringValue("hi")}}
 			b.Run("execute", func(b *testing.B) {
 				b.ReportAllocs()
-				defer reportCPU(b, processCPU())
+				defer reportCPU(b, cputime.Process())
 				for b.Loop() {
 					resp, err := client.Execute(b.Context(), &tooldexv1.ExecuteRequest{ToolName: "echo", Params: params})
 					if err != nil || resp.GetContent()[0].GetText() != "hi" {
@@ -66,7 +67,7 @@ func BenchmarkRPCLoopback(b *testing.B) {
 // together) per op since start: on a shared machine a steadier measure of
 // cost than the time per op.
 func reportCPU(b *testing.B, start time.Duration) {
-	if cpu := processCPU() - start; start > 0 && b.N > 0 {
+	if cpu := cputime.Process() - start; start > 0 && b.N > 0 {
 		b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	}
 }

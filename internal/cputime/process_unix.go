@@ -1,14 +1,15 @@
 //go:build unix
 
-package bench
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time (user and system) the process has used.
-func processCPU() time.Duration {
+// Process returns the CPU time (user and system) the whole process has
+// used; 0 if it cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

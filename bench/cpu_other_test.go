@@ -1,8 +1,0 @@
-//go:build !unix
-
-package bench
-
-import "time"
-
-// processCPU is not measured here: the cpu-µs/op metric reads 0.
-func processCPU() time.Duration { return 0 }
