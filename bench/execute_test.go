@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tooldex/tooldex/internal/cputime"
 	"io"
 	"net"
 	"runtime"
@@ -24,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"github.com/tooldex/tooldex/internal/permission"
 	"github.com/tooldex/tooldex/service"
 	"github.com/tooldex/tooldex/toolhost"

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"github.com/tooldex/tooldex/internal/cputime"
 	"net"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/cputime"
 	"github.com/tooldex/tooldex/internal/demo"
 	"github.com/tooldex/tooldex/internal/toolfile"
 	"github.com/tooldex/tooldex/toolhost"
