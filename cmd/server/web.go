@@ -19,6 +19,7 @@ import (
 	"connectrpc.com/vanguard"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 )
@@ -186,6 +187,7 @@ func webHandler(gs *grpc.Server, maxMsg int, origins []string) (http.Handler, er
 			vanguard.WithNoTargetCompression(),
 			vanguard.WithMaxMessageBufferBytes(limit),
 		),
+		vanguard.WithCodec(func(res vanguard.TypeResolver) vanguard.Codec { return jsonCodec{vanguard.NewJSONCodec(res)} }),
 		vanguard.WithCompression(vanguard.CompressionGzip,
 			func() connect.Compressor { return gzip.NewWriter(io.Discard) },
 			func() connect.Decompressor { return &boundedGzip{max: int64(maxMsg)} }),
@@ -257,6 +259,18 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// jsonCodec is vanguard's JSON codec whose decoding errors are the
+// client's: invalid_argument (vanguard's own answer is unknown, HTTP 500).
+// The JSON codec decodes requests only: gs's responses are proto.
+type jsonCodec struct{ *vanguard.JSONCodec }
+
+func (c jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
+	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("request JSON: %w", err))
+	}
+	return nil
+}
+
 // errDecompressedTooLarge is a compressed message that inflates past the
 // message bound.
 var errDecompressedTooLarge = errors.New("decompressed message is larger than --max-message-bytes")
@@ -288,7 +302,7 @@ func (g *boundedGzip) Read(p []byte) (int, error) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	if g.fail {
-		return 0, errDecompressedTooLarge
+		return 0, g.tooLarge()
 	}
 	if room := g.max - g.n + 1; int64(len(p)) > room {
 		p = p[:room] // one byte past max tells a too-large message
@@ -297,9 +311,15 @@ func (g *boundedGzip) Read(p []byte) (int, error) {
 	g.n += int64(n)
 	if g.n > g.max {
 		g.fail = true
-		return 0, errDecompressedTooLarge
+		return 0, g.tooLarge()
 	}
 	return n, err
+}
+
+// tooLarge is the client's error: resource_exhausted, as for a message
+// past the bound uncompressed.
+func (g *boundedGzip) tooLarge() error {
+	return connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("%w (%d bytes)", errDecompressedTooLarge, g.max))
 }
 
 func (g *boundedGzip) Close() error {
