@@ -81,12 +81,29 @@ func parseOrigins(list string) ([]string, error) {
 			return nil, fmt.Errorf("%q is refused: calls carry credentials, list each origin", o)
 		}
 		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || o != u.Scheme+"://"+u.Host || !validHost(u.Hostname()) {
 			return nil, fmt.Errorf("%q is not an origin (scheme://host[:port], scheme http or https)", o)
 		}
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// validHost reports whether h is an IP address or a DNS name (letters,
+// digits, hyphens and dots).
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 func normalizeOrigin(o string) string {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ func TestParseOrigins(t *testing.T) {
 		{"https://app.example/path", nil, "not an origin"},
 		{"ftp://app.example", nil, "not an origin"},
 		{"https://user@app.example", nil, "not an origin"},
+		{"http://*0", nil, "not an origin"},
+		{"https://app.example?", nil, "not an origin"},
+		{"http://[::1]:8080", []string{"http://[::1]:8080"}, ""},
 	}
 	for _, tt := range tests {
 		got, err := parseOrigins(tt.in)
@@ -188,4 +192,24 @@ func TestWebServesAndStops(t *testing.T) {
 	if err := goleak.Find(); err != nil {
 		t.Errorf("goroutines left after run() returned: %v", err)
 	}
+}
+
+// FuzzParseOrigins: whatever the list, an accepted origin is
+// scheme://host[:port] over http or https, normalised, never a wildcard.
+func FuzzParseOrigins(f *testing.F) {
+	for _, s := range []string{"", "https://app.example", "http://localhost:3000, https://A.example/", "*", "null", "https://a.example/x", "http://[::1]:80", "https://%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		got, err := parseOrigins(list)
+		if err != nil {
+			return
+		}
+		for _, o := range got {
+			u, perr := url.Parse(o)
+			if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || !validHost(u.Hostname()) || o != u.Scheme+"://"+u.Host || o != normalizeOrigin(o) {
+				t.Errorf("parseOrigins(%q) accepted %q", list, o)
+			}
+		}
+	})
 }
