@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -426,4 +428,94 @@ func TestWebCORS(t *testing.T) {
 	if status != http.StatusForbidden || hdr.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("Search from %s with no allowed origin: HTTP %d %v, want 403 with no CORS header", app, status, hdr)
 	}
+}
+
+// BenchmarkWebSearch measures one Search, sequentially, on one server: over
+// the native gRPC port, and over the web listener as gRPC (h2c, through
+// grpc.Server.ServeHTTP), Connect JSON, Connect proto and gRPC-Web (HTTP/1.1).
+// Each decodes its response. For information (docs/BENCHMARKS.md): the gRPC
+// port's own path is the same with or without --web-addr.
+func BenchmarkWebSearch(b *testing.B) {
+	s := launch(b, "--demo-catalog", "--demo-host=false", "--web-addr", "127.0.0.1:0")
+	entry, ok := s.logEntry("web")
+	if !ok {
+		b.Fatal("no web log line")
+	}
+	web := entry["addr"].(string)
+	req := &tooldexv1.SearchRequest{Query: "slack send", MaxResults: 5}
+	reqProto, err := proto.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqJSON, err := protojson.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	framed := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(reqProto)))
+	framed = append(framed, reqProto...)
+	check := func(b *testing.B, resp *tooldexv1.SearchResponse) {
+		if len(resp.GetResults()) == 0 {
+			b.Fatal("no results")
+		}
+	}
+	grpcBench := func(addr string) func(*testing.B) {
+		return func(b *testing.B) {
+			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cc.Close()
+			c := tooldexv1.NewDiscoveryServiceClient(cc)
+			for b.Loop() {
+				resp, err := c.Search(b.Context(), req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				check(b, resp)
+			}
+		}
+	}
+	httpBench := func(contentType string, body []byte, decode func([]byte, *tooldexv1.SearchResponse) error, hdr ...string) func(*testing.B) {
+		return func(b *testing.B) {
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr}
+			for b.Loop() {
+				r, _ := http.NewRequest(http.MethodPost, "http://"+web+"/tooldex.v1.DiscoveryService/Search", bytes.NewReader(body))
+				r.Header.Set("Content-Type", contentType)
+				for i := 0; i+1 < len(hdr); i += 2 {
+					r.Header.Set(hdr[i], hdr[i+1])
+				}
+				resp, err := c.Do(r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("HTTP %d %s %v", resp.StatusCode, out, err)
+				}
+				var sr tooldexv1.SearchResponse
+				if err := decode(out, &sr); err != nil {
+					b.Fatal(err)
+				}
+				check(b, &sr)
+			}
+		}
+	}
+	unframe := func(out []byte, sr *tooldexv1.SearchResponse) error {
+		if len(out) < 5 {
+			return io.ErrUnexpectedEOF
+		}
+		n := binary.BigEndian.Uint32(out[1:5])
+		if uint32(len(out)-5) < n {
+			return io.ErrUnexpectedEOF
+		}
+		return proto.Unmarshal(out[5:5+n], sr)
+	}
+	b.Run("grpc-port", grpcBench(s.addr))
+	b.Run("web-grpc-h2c", grpcBench(web))
+	b.Run("web-connect-json", httpBench("application/json", reqJSON, func(out []byte, sr *tooldexv1.SearchResponse) error { return protojson.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1"))
+	b.Run("web-connect-proto", httpBench("application/proto", reqProto, func(out []byte, sr *tooldexv1.SearchResponse) error { return proto.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1"))
+	b.Run("web-grpc-web", httpBench("application/grpc-web+proto", framed, unframe))
 }
