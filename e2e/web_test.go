@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
@@ -15,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/textproto"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,6 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/toolhost"
 )
 
 // webAddr returns the address of s's --web-addr listener, from its log.
@@ -518,4 +521,56 @@ func BenchmarkWebSearch(b *testing.B) {
 	b.Run("web-connect-json", httpBench("application/json", reqJSON, func(out []byte, sr *tooldexv1.SearchResponse) error { return protojson.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1"))
 	b.Run("web-connect-proto", httpBench("application/proto", reqProto, func(out []byte, sr *tooldexv1.SearchResponse) error { return proto.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1"))
 	b.Run("web-grpc-web", httpBench("application/grpc-web+proto", framed, unframe))
+}
+
+// TestWebShutdownLetsCallsFinish: an Execute in flight on the web listener
+// when the server is told to stop finishes with its result (hosts drain
+// first, then the listener stops, then the gRPC server), and the server
+// exits.
+func TestWebShutdownLetsCallsFinish(t *testing.T) {
+	s := launch(t, "--demo-host=false", "--web-addr", "127.0.0.1:0")
+	base := "http://" + webAddr(t, s)
+	started := make(chan struct{})
+	h := toolhost.New(toolhost.Config{Addr: s.addr, HostID: "slow-host", MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond})
+	mustHandle(t, h, mustTool("e2e_slow", "answers after a while", `{"type":"object"}`), func(ctx context.Context, call *toolhost.Call) (*toolhost.Result, error) {
+		close(started)
+		select {
+		case <-time.After(500 * time.Millisecond):
+			return toolhost.Text("slow ok"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	runHost(t, h)
+	waitFor(t, 10*time.Second, "e2e_slow searchable", func() bool {
+		status, body, _ := connectJSON(t, webClient(t, nil), base, "Search", `{"query": "e2e_slow"}`)
+		return status == http.StatusOK && strings.Contains(string(body), "e2e_slow")
+	})
+	type result struct {
+		status int
+		body   []byte
+	}
+	done := make(chan result, 1)
+	go func() {
+		status, body, _ := connectJSON(t, webClient(t, nil), base, "Execute", `{"tool_name": "e2e_slow", "params": {}}`)
+		done <- result{status, body}
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool was not called in 10s")
+	}
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	var er tooldexv1.ExecuteResponse
+	if r.status != http.StatusOK || protojson.Unmarshal(r.body, &er) != nil || textOf(&er) != "slow ok" {
+		t.Errorf("Execute in flight at shutdown: HTTP %d %s, want its result", r.status, r.body)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("server did not exit 15s after SIGINT")
+	}
 }
