@@ -13,12 +13,15 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -433,12 +436,22 @@ func TestWebCORS(t *testing.T) {
 	}
 }
 
-// BenchmarkWebSearch measures one Search, sequentially, on one server: over
-// the native gRPC port, and over the web listener as gRPC (h2c, through
-// grpc.Server.ServeHTTP), Connect JSON, Connect proto and gRPC-Web (HTTP/1.1).
-// Each decodes its response. For information (docs/BENCHMARKS.md): the gRPC
-// port's own path is the same with or without --web-addr.
+// BenchmarkWebSearch measures one Search at a time on one server, over the
+// native gRPC port and over the web listener as gRPC (h2c, through
+// grpc.Server.ServeHTTP), Connect JSON, Connect proto and gRPC-Web
+// (HTTP/1.1), each decoding its response. The protocols run in alternating
+// 100 ms slices, rounds times (TOOLDEX_BENCH_ROUNDS, default 15), so all
+// see the same load of a shared machine; it reports each one's median
+// latency, the server process's CPU per call (from /proc) and both as
+// ratios to the gRPC port's. For information (docs/BENCHMARKS.md):
+//
+//	go test -run '^$' -bench WebSearch -count 3 ./e2e/
 func BenchmarkWebSearch(b *testing.B) {
+	const slice = 100 * time.Millisecond
+	rounds := 15
+	if v, err := strconv.Atoi(os.Getenv("TOOLDEX_BENCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	s := launch(b, "--demo-catalog", "--demo-host=false", "--web-addr", "127.0.0.1:0")
 	entry, ok := s.logEntry("web")
 	if !ok {
@@ -456,71 +469,118 @@ func BenchmarkWebSearch(b *testing.B) {
 	}
 	framed := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(reqProto)))
 	framed = append(framed, reqProto...)
-	check := func(b *testing.B, resp *tooldexv1.SearchResponse) {
-		if len(resp.GetResults()) == 0 {
-			b.Fatal("no results")
+	grpcCall := func(addr string) func() (*tooldexv1.SearchResponse, error) {
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			b.Fatal(err)
 		}
+		b.Cleanup(func() { cc.Close() })
+		c := tooldexv1.NewDiscoveryServiceClient(cc)
+		return func() (*tooldexv1.SearchResponse, error) { return c.Search(b.Context(), req) }
 	}
-	grpcBench := func(addr string) func(*testing.B) {
-		return func(b *testing.B) {
-			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	httpCall := func(contentType string, body []byte, decode func([]byte, *tooldexv1.SearchResponse) error, hdr ...string) func() (*tooldexv1.SearchResponse, error) {
+		tr := &http.Transport{}
+		b.Cleanup(tr.CloseIdleConnections)
+		c := &http.Client{Transport: tr}
+		return func() (*tooldexv1.SearchResponse, error) {
+			r, err := http.NewRequest(http.MethodPost, "http://"+web+"/tooldex.v1.DiscoveryService/Search", bytes.NewReader(body))
 			if err != nil {
-				b.Fatal(err)
+				return nil, err
 			}
-			defer cc.Close()
-			c := tooldexv1.NewDiscoveryServiceClient(cc)
-			for b.Loop() {
-				resp, err := c.Search(b.Context(), req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				check(b, resp)
+			r.Header.Set("Content-Type", contentType)
+			for i := 0; i+1 < len(hdr); i += 2 {
+				r.Header.Set(hdr[i], hdr[i+1])
 			}
-		}
-	}
-	httpBench := func(contentType string, body []byte, decode func([]byte, *tooldexv1.SearchResponse) error, hdr ...string) func(*testing.B) {
-		return func(b *testing.B) {
-			tr := &http.Transport{}
-			defer tr.CloseIdleConnections()
-			c := &http.Client{Transport: tr}
-			for b.Loop() {
-				r, _ := http.NewRequest(http.MethodPost, "http://"+web+"/tooldex.v1.DiscoveryService/Search", bytes.NewReader(body))
-				r.Header.Set("Content-Type", contentType)
-				for i := 0; i+1 < len(hdr); i += 2 {
-					r.Header.Set(hdr[i], hdr[i+1])
-				}
-				resp, err := c.Do(r)
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != http.StatusOK {
-					b.Fatalf("HTTP %d %s %v", resp.StatusCode, out, err)
-				}
-				var sr tooldexv1.SearchResponse
-				if err := decode(out, &sr); err != nil {
-					b.Fatal(err)
-				}
-				check(b, &sr)
+			resp, err := c.Do(r)
+			if err != nil {
+				return nil, err
 			}
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("HTTP %d %s %v", resp.StatusCode, out, err)
+			}
+			var sr tooldexv1.SearchResponse
+			return &sr, decode(out, &sr)
 		}
 	}
 	unframe := func(out []byte, sr *tooldexv1.SearchResponse) error {
-		if len(out) < 5 {
+		if len(out) < 5 || uint32(len(out)-5) < binary.BigEndian.Uint32(out[1:5]) {
 			return io.ErrUnexpectedEOF
 		}
-		n := binary.BigEndian.Uint32(out[1:5])
-		if uint32(len(out)-5) < n {
-			return io.ErrUnexpectedEOF
-		}
-		return proto.Unmarshal(out[5:5+n], sr)
+		return proto.Unmarshal(out[5:5+binary.BigEndian.Uint32(out[1:5])], sr)
 	}
-	b.Run("grpc-port", grpcBench(s.addr))
-	b.Run("web-grpc-h2c", grpcBench(web))
-	b.Run("web-connect-json", httpBench("application/json", reqJSON, func(out []byte, sr *tooldexv1.SearchResponse) error { return protojson.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1"))
-	b.Run("web-connect-proto", httpBench("application/proto", reqProto, func(out []byte, sr *tooldexv1.SearchResponse) error { return proto.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1"))
-	b.Run("web-grpc-web", httpBench("application/grpc-web+proto", framed, unframe))
+	protocols := []struct {
+		name string
+		call func() (*tooldexv1.SearchResponse, error)
+		lat  []time.Duration
+		cpu  time.Duration
+	}{
+		{name: "grpc-port", call: grpcCall(s.addr)},
+		{name: "web-grpc-h2c", call: grpcCall(web)},
+		{name: "web-connect-json", call: httpCall("application/json", reqJSON, func(out []byte, sr *tooldexv1.SearchResponse) error { return protojson.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1")},
+		{name: "web-connect-proto", call: httpCall("application/proto", reqProto, func(out []byte, sr *tooldexv1.SearchResponse) error { return proto.Unmarshal(out, sr) }, "Connect-Protocol-Version", "1")},
+		{name: "web-grpc-web", call: httpCall("application/grpc-web+proto", framed, unframe)},
+	}
+	for i := range protocols { // warm up, and check each answers
+		for range 50 {
+			resp, err := protocols[i].call()
+			if err != nil || len(resp.GetResults()) == 0 {
+				b.Fatalf("%s: %v, %v", protocols[i].name, resp, err)
+			}
+		}
+	}
+	pid := s.cmd.Process.Pid
+	for b.Loop() {
+		for r := range rounds {
+			for k := range protocols {
+				p := &protocols[(r+k)%len(protocols)]
+				cpu := procCPU(b, pid)
+				for end, start := time.Now().Add(slice), time.Now(); start.Before(end); start = time.Now() {
+					if _, err := p.call(); err != nil {
+						b.Fatalf("%s: %v", p.name, err)
+					}
+					p.lat = append(p.lat, time.Since(start))
+				}
+				p.cpu += procCPU(b, pid) - cpu
+			}
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / float64(time.Microsecond)
+	}
+	base := protocols[0]
+	baseCPU := float64(base.cpu) / float64(time.Microsecond) / float64(len(base.lat))
+	for _, p := range protocols {
+		cpu := float64(p.cpu) / float64(time.Microsecond) / float64(len(p.lat))
+		b.ReportMetric(median(p.lat), p.name+"-p50-µs")
+		b.ReportMetric(cpu, p.name+"-server-cpu-µs")
+		if p.name != base.name {
+			b.ReportMetric(median(p.lat)/median(base.lat), p.name+"/grpc-port-p50")
+			b.ReportMetric(cpu/baseCPU, p.name+"/grpc-port-cpu")
+		}
+	}
+}
+
+// procCPU is the CPU time process pid has used (user and system), from
+// /proc/PID/stat; the benchmark is skipped where there is no /proc.
+func procCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	// The fields after the command name (in parentheses, which may hold
+	// spaces): utime and stime are the 12th and 13th of them, in ticks.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond
 }
 
 // TestWebShutdownLetsCallsFinish: an Execute in flight on the web listener
