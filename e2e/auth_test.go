@@ -278,7 +278,7 @@ func TestAuthMetrics(t *testing.T) {
 
 func TestAuthListenRules(t *testing.T) {
 	bin := filepath.Join(binaries(t), "tooldex-server")
-	out, err := exec.Command(bin, "--addr", "0.0.0.0:0", "--demo-host=false").CombinedOutput()
+	out, err := exec.Command(bin, "--addr", "0.0.0.0:0", "--demo-host=false", "--data-dir", "").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "refusing to serve") {
 		t.Errorf("server on 0.0.0.0 without credentials: %v\n%s\nwant a refusal to start", err, out)
 	}

@@ -1071,8 +1071,16 @@ func TestMetrics(t *testing.T) {
 	}{
 		{"tooldex_execute_total", []string{`tool="calculate"`, `outcome="ok"`, `host="demo"`}, 1, 1},
 		{"tooldex_hosts_connected", nil, 1, 1},
-		{"tooldex_rpc_requests_total", []string{`method="/tooldex.v1.DiscoveryService/Execute"`, `code="OK"`}, 1, 1},
-		{"tooldex_rpc_requests_total", []string{`method="/tooldex.v1.DiscoveryService/ListHosts"`, `code="OK"`}, 1, 1e9},
+		{"grpc_server_handled_total", []string{`grpc_service="tooldex.v1.DiscoveryService"`, `grpc_method="Execute"`, `grpc_code="OK"`, `grpc_type="unary"`}, 1, 1},
+		{"grpc_server_handled_total", []string{`grpc_service="tooldex.v1.DiscoveryService"`, `grpc_method="ListHosts"`, `grpc_code="OK"`}, 1, 1e9},
+		// Every method's series exists from the start, at zero.
+		{"grpc_server_handled_total", []string{`grpc_method="Prefetch"`, `grpc_code="Unavailable"`}, 0, 0},
+		{"grpc_server_handling_seconds_count", []string{`grpc_method="Execute"`}, 1, 1},
+		// The demo host's session: at least its hello in, the ack and the
+		// call out.
+		{"grpc_server_started_total", []string{`grpc_service="tooldex.v1.HostService"`, `grpc_method="Connect"`, `grpc_type="bidi_stream"`}, 1, 1e9},
+		{"grpc_server_msg_received_total", []string{`grpc_method="Connect"`}, 1, 1e9},
+		{"grpc_server_msg_sent_total", []string{`grpc_method="Connect"`}, 2, 1e9},
 	}
 	for _, ck := range checks {
 		v, found := metricValue(metrics, ck.name, ck.labels)

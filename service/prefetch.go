@@ -1,13 +1,14 @@
 package service
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/index"
@@ -49,15 +50,15 @@ const (
 
 // sessions remembers, per frontend session, the tools already recommended
 // or loaded, with bounded memory: names per session are capped, sessions
-// are evicted least-recently-used beyond maxSessions and expire after
-// sessionTTL. Expiry is lazy (checked on use), so no goroutine is needed.
+// are evicted least-recently-used beyond maxSessions or the byte limit,
+// and expire after sessionTTL. Expiry is lazy (checked on use), so no
+// goroutine is needed.
 type sessions struct {
 	mu    sync.Mutex
 	now   func() time.Time
-	byID  map[string]*list.Element // of *session
-	lru   *list.List               // front: most recently used
-	bytes int                      // kept by every session: id and names, with nameCost each
-	limit int                      // of bytes; 0 means sessionBytes
+	lru   *simplelru.LRU[string, *session]
+	bytes int // kept by every session: id and names, with nameCost each
+	limit int // of bytes; 0 means sessionBytes
 }
 
 type session struct {
@@ -71,7 +72,11 @@ type session struct {
 }
 
 func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, byID: make(map[string]*list.Element), lru: list.New()}
+	ss := &sessions{now: now}
+	// Every removal, the LRU's own past maxSessions included, goes
+	// through the callback, so the byte count stays right.
+	ss.lru, _ = simplelru.NewLRU(maxSessions, func(_ string, s *session) { ss.bytes -= s.bytes })
+	return ss
 }
 
 // get returns the session (nil for an empty id: a session of its own that
@@ -99,8 +104,8 @@ func (ss *sessions) record(id string, names []string) {
 }
 
 // grow accounts for delta bytes more kept by s, forgetting the least
-// recently used other sessions while all keep more than the limit. The
-// caller holds ss.mu.
+// recently used other sessions while all keep more than the limit. s is
+// the most recently used (touch made it so). The caller holds ss.mu.
 func (ss *sessions) grow(s *session, delta int) {
 	s.bytes += delta
 	ss.bytes += delta
@@ -108,21 +113,12 @@ func (ss *sessions) grow(s *session, delta int) {
 	if limit == 0 {
 		limit = sessionBytes
 	}
-	for e := ss.lru.Back(); ss.bytes > limit && e != nil; {
-		prev := e.Prev()
-		if old := e.Value.(*session); old != s {
-			ss.removeLocked(e)
+	for ss.bytes > limit {
+		if _, old, ok := ss.lru.GetOldest(); !ok || old == s {
+			return
 		}
-		e = prev
+		ss.lru.RemoveOldest()
 	}
-}
-
-// removeLocked forgets a session. The caller holds ss.mu.
-func (ss *sessions) removeLocked(e *list.Element) {
-	s := e.Value.(*session)
-	ss.lru.Remove(e)
-	delete(ss.byID, s.id)
-	ss.bytes -= s.bytes
 }
 
 // has reports whether the session has seen name. A nil session has seen
@@ -137,29 +133,24 @@ func (s *session) has(name string) bool {
 }
 
 // touch returns the session, creating it, marking it used, and evicting
-// expired and surplus sessions. The caller holds ss.mu.
+// expired sessions (from the least recently used end: the LRU's order is
+// that of lastUsed). The caller holds ss.mu.
 func (ss *sessions) touch(id string) *session {
 	now := ss.now()
-	// Expire from the least recently used end.
-	for e := ss.lru.Back(); e != nil; e = ss.lru.Back() {
-		s := e.Value.(*session)
-		if now.Sub(s.lastUsed) < sessionTTL && ss.lru.Len() <= maxSessions {
+	for {
+		_, old, ok := ss.lru.GetOldest()
+		if !ok || now.Sub(old.lastUsed) < sessionTTL {
 			break
 		}
-		ss.removeLocked(e)
+		ss.lru.RemoveOldest()
 	}
-	if e, ok := ss.byID[id]; ok {
-		s := e.Value.(*session)
+	if s, ok := ss.lru.Get(id); ok {
 		s.lastUsed = now
-		ss.lru.MoveToFront(e)
 		return s
 	}
 	s := &session{id: id, lastUsed: now, seen: make(map[string]bool)}
-	ss.byID[id] = ss.lru.PushFront(s)
+	ss.lru.Add(id, s) // past maxSessions, forgets the least recently used
 	ss.grow(s, len(id)+nameCost)
-	if ss.lru.Len() > maxSessions {
-		ss.removeLocked(ss.lru.Back())
-	}
 	return s
 }
 

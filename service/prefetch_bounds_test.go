@@ -61,10 +61,18 @@ func TestPrefetchSessionMemoryBounded(t *testing.T) {
 			t.Fatalf("after %d requests: %d bytes kept, limit %d", i+1, ss.bytes, ss.limit)
 		}
 	}
-	// The account matches what is kept.
+	kept := keptBytes(t, ss)
+	if kept > ss.limit {
+		t.Errorf("sessions keep %d bytes, limit %d", kept, ss.limit)
+	}
+}
+
+// keptBytes returns what the sessions keep, checking that it is what they
+// account for and that no session keeps more than sessionNames names.
+func keptBytes(t *testing.T, ss *sessions) int {
+	t.Helper()
 	kept := 0
-	for e := ss.lru.Front(); e != nil; e = e.Next() {
-		s := e.Value.(*session)
+	for _, s := range ss.lru.Values() {
 		kept += len(s.id) + nameCost
 		if len(s.order) > sessionNames {
 			t.Errorf("session keeps %d names, at most %d", len(s.order), sessionNames)
@@ -76,7 +84,5 @@ func TestPrefetchSessionMemoryBounded(t *testing.T) {
 	if kept != ss.bytes {
 		t.Errorf("accounted %d bytes, sessions keep %d", ss.bytes, kept)
 	}
-	if kept > ss.limit {
-		t.Errorf("sessions keep %d bytes, limit %d", kept, ss.limit)
-	}
+	return kept
 }

@@ -118,6 +118,7 @@ func TestSessionsAreBounded(t *testing.T) {
 	if got := ss.len(); got != maxSessions {
 		t.Errorf("sessions after %d = %d, want %d (LRU cap)", maxSessions+50, got, maxSessions)
 	}
+	keptBytes(t, ss) // the sessions the cap forgot are out of the account
 	// Names per session are capped.
 	many := make([]string, sessionNames+1)
 	for i := range many {
@@ -137,6 +138,7 @@ func TestSessionsAreBounded(t *testing.T) {
 	if got := ss.len(); got != 1 {
 		t.Errorf("sessions after the TTL = %d, want 1", got)
 	}
+	keptBytes(t, ss)
 }
 
 func BenchmarkPrefetch(b *testing.B) {

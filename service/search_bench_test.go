@@ -13,7 +13,7 @@ import (
 	"github.com/tooldex/tooldex/internal/toolfile"
 )
 
-func demoServer(b *testing.B) *Server {
+func demoServer(b testing.TB) *Server {
 	s := New(Config{})
 	tools, err := toolfile.Parse(demo.Name, demo.Catalog)
 	if err != nil {
@@ -151,5 +151,29 @@ func BenchmarkRPCMetricsInterceptor(b *testing.B) {
 		if _, err := icpt(context.Background(), 1, info, handler); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRPCMetricsStreamMessages is the stream metrics interceptor
+// around a host session's stream: the cost of counting one message sent
+// and one received (what an Execute adds on its host's stream).
+func BenchmarkRPCMetricsStreamMessages(b *testing.B) {
+	icpt := NewMetrics().StreamInterceptor()
+	info := &grpc.StreamServerInfo{FullMethod: tooldexv1.HostService_Connect_FullMethodName, IsClientStream: true, IsServerStream: true}
+	ss := &pipeHost{ctx: context.Background()}
+	b.ReportAllocs()
+	err := icpt(nil, ss, info, func(_ any, ss grpc.ServerStream) error {
+		for b.Loop() {
+			if err := ss.SendMsg(nil); err != nil {
+				return err
+			}
+			if err := ss.RecvMsg(nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }

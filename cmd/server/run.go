@@ -265,8 +265,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if warn != "" {
 		log.Warn(warn)
 	}
-	// Outermost first: metrics (only when on: each costs a call frame and
-	// a clock read per RPC) count every call; the log records each call's
+	// Outermost first: metrics (only when on: they cost 1-2 µs per RPC,
+	// docs/BENCHMARKS.md) count every call; the log records each call's
 	// code, refused ones too, and recovers panics of everything inside it;
 	// authentication puts the principal in the context; the per-client
 	// limits, keyed by that principal, refuse before any work is done.
@@ -296,6 +296,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	healthpb.RegisterHealthServer(gs, hs)
 	hs.SetServingStatus(tooldexv1.DiscoveryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	apidesc.RegisterReflection(gs) // descriptors with the proto's comments
+	metrics.InitializeMetrics(gs)  // every method's grpc_server_* series, at zero
 
 	// Goroutines owned here, each stopped in the shutdown below.
 	var wg sync.WaitGroup

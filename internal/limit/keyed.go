@@ -83,6 +83,11 @@ func (c KeyedConfig) withDefaults() KeyedConfig {
 // Keyed enforces rate and concurrency limits per key (a principal, a
 // peer address) over a bounded set of keys. Create it with NewKeyed; its
 // methods are safe for concurrent use.
+//
+// Its LRU is written by hand (on container/list) because a key with
+// requests in flight must never be forgotten, which would let its client
+// shed its in-flight limit, and golang-lru's caches evict without letting
+// the caller refuse.
 type Keyed struct {
 	cfg KeyedConfig
 
@@ -142,7 +147,9 @@ func (k *Keyed) Len() int {
 // stateLocked returns key's state, creating it and forgetting the least
 // recently used idle keys past MaxKeys. Keys with requests in flight are
 // never forgotten (they are at most the requests running), so a
-// forgotten key cannot shed its concurrency limit.
+// forgotten key cannot shed its concurrency limit; one met at the least
+// recently used end moves to the front, so that busy keys held for hours
+// (host streams) never stop the idle ones behind them from going.
 func (k *Keyed) stateLocked(key string) *keyState {
 	if e, ok := k.keys[key]; ok {
 		k.lru.MoveToFront(e)
@@ -153,13 +160,19 @@ func (k *Keyed) stateLocked(key string) *keyState {
 		st.lim = rate.NewLimiter(rate.Limit(k.cfg.Rate), k.cfg.Burst)
 	}
 	k.keys[key] = k.lru.PushFront(st)
-	for e, scanned := k.lru.Back(), 0; k.lru.Len() > k.cfg.MaxKeys && e != nil && scanned < 64; scanned++ {
-		prev := e.Prev()
-		if old := e.Value.(*keyState); old.inFlight == 0 && old != st {
-			k.lru.Remove(e)
-			delete(k.keys, old.key)
+	// Bounded work per call: at most 64 keys looked at.
+	for scanned := 0; k.lru.Len() > k.cfg.MaxKeys && scanned < 64; scanned++ {
+		e := k.lru.Back()
+		old := e.Value.(*keyState)
+		if old == st {
+			break // every other key is busy
 		}
-		e = prev
+		if old.inFlight > 0 {
+			k.lru.MoveToFront(e)
+			continue
+		}
+		k.lru.Remove(e)
+		delete(k.keys, old.key)
 	}
 	return st
 }

@@ -103,6 +103,54 @@ func TestKeyedBoundedKeys(t *testing.T) {
 	held()
 }
 
+// TestKeyedBusyKeysUnderPressure: keys with requests in flight (host
+// streams held for hours) at the least recently used end, more of them
+// than one eviction looks at, all survive a flood of new keys, and the
+// flood is still forgotten: the set stays within MaxKeys plus the busy
+// keys.
+func TestKeyedBusyKeysUnderPressure(t *testing.T) {
+	const maxKeys, busy = 100, 300
+	k := NewKeyed(KeyedConfig{MaxKeys: maxKeys, MaxInFlight: 1})
+	now := time.Now()
+	var releases []func()
+	for i := range busy {
+		r, err := k.Acquire(fmt.Sprint("busy", i), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	for i := range 20000 {
+		r, err := k.Acquire(fmt.Sprint("k", i), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r()
+		if n := k.Len(); n > maxKeys+busy {
+			t.Fatalf("after %d new keys: %d keys remembered, want at most %d (MaxKeys and the busy ones)", i+1, n, maxKeys+busy)
+		}
+	}
+	for i := range busy {
+		if _, err := k.Acquire(fmt.Sprint("busy", i), now); !errors.Is(err, ErrInFlight) {
+			t.Fatalf("busy%d forgotten while in flight (its limit shed): %v", i, err)
+		}
+	}
+	for _, r := range releases {
+		r()
+	}
+	// Idle again, they may go: new keys bring the set back to MaxKeys.
+	for i := range 2 * (maxKeys + busy) {
+		r, err := k.Acquire(fmt.Sprint("new", i), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r()
+	}
+	if n := k.Len(); n > maxKeys {
+		t.Errorf("all idle: %d keys remembered, want at most %d", n, maxKeys)
+	}
+}
+
 func TestCheckParams(t *testing.T) {
 	big := strings.Repeat("x", MaxParamsBytes)
 	st, _ := structpb.NewStruct(map[string]any{"a": big})

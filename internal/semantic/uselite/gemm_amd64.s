@@ -1,9 +1,9 @@
 #include "textflag.h"
 
-// func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
-// dst[r][0:16] = Σ_i x[r][i]·w[i][0:16] for r < 4, w in fp16 (F16C);
-// strides in elements, k > 0.
-TEXT ·gemm4x16h(SB), NOSPLIT, $0-56
+// func gemm4x16h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
+// dst[r][0:16] = b[0:16] + Σ_i x[r][i]·w[i][0:16] for r < 4, w in fp16
+// (F16C); strides in elements, k > 0.
+TEXT ·gemm4x16h(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ x+16(FP), SI
@@ -17,14 +17,15 @@ TEXT ·gemm4x16h(SB), NOSPLIT, $0-56
 	LEAQ (SI)(R9*1), R11
 	LEAQ (R11)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
 
 looph:
 	VCVTPH2PS    (DX), Y8
@@ -63,9 +64,9 @@ looph:
 	VZEROUPPER
 	RET
 
-// func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int)
+// func gemm4x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
 // gemm4x16h for 32 columns, with AVX-512.
-TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
+TEXT ·gemm4x32h(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	MOVQ x+16(FP), SI
@@ -79,16 +80,20 @@ TEXT ·gemm4x32h(SB), NOSPLIT, $0-56
 	LEAQ (SI)(R9*1), R11
 	LEAQ (R11)(R9*1), R12
 	LEAQ (R12)(R9*1), R13
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	MOVQ CX, R14
+	IMULQ R10, R14 // the next strip, prefetched into L2
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
 
 loopz:
+	PREFETCHT1   (DX)(R14*1)
 	VCVTPH2PS    (DX), Z8
 	VCVTPH2PS    32(DX), Z9
 	VBROADCASTSS (SI), Z10
@@ -122,5 +127,417 @@ loopz:
 	ADDQ    R8, DI
 	VMOVUPS Z6, (DI)
 	VMOVUPS Z7, 64(DI)
+	VZEROUPPER
+	RET
+
+// func gemm8x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
+// gemm4x32h for 8 rows: 16 accumulators, each widened row of w used 8
+// times.
+TEXT ·gemm8x32h(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R9
+	MOVQ w+32(FP), DX
+	MOVQ ldw+40(FP), R10
+	MOVQ k+48(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $1, R10
+	LEAQ (R9)(R9*2), R11 // 3 rows
+	LEAQ (SI)(R9*4), R12 // rows 4 to 7
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+
+loop8:
+	PREFETCHT1   (DX)(R13*1)
+	VCVTPH2PS    (DX), Z16
+	VCVTPH2PS    32(DX), Z17
+	VBROADCASTSS (SI), Z18
+	VBROADCASTSS (SI)(R9*1), Z19
+	VBROADCASTSS (SI)(R9*2), Z20
+	VBROADCASTSS (SI)(R11*1), Z21
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VFMADD231PS  Z16, Z19, Z2
+	VFMADD231PS  Z17, Z19, Z3
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z16, Z21, Z6
+	VFMADD231PS  Z17, Z21, Z7
+	VBROADCASTSS (R12), Z22
+	VBROADCASTSS (R12)(R9*1), Z23
+	VBROADCASTSS (R12)(R9*2), Z24
+	VBROADCASTSS (R12)(R11*1), Z25
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z16, Z23, Z10
+	VFMADD231PS  Z17, Z23, Z11
+	VFMADD231PS  Z16, Z24, Z12
+	VFMADD231PS  Z17, Z24, Z13
+	VFMADD231PS  Z16, Z25, Z14
+	VFMADD231PS  Z17, Z25, Z15
+	ADDQ         $4, SI
+	ADDQ         $4, R12
+	ADDQ         R10, DX
+	DECQ         CX
+	JNZ          loop8
+
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z6, (DI)
+	VMOVUPS Z7, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z9, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z10, (DI)
+	VMOVUPS Z11, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z12, (DI)
+	VMOVUPS Z13, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z14, (DI)
+	VMOVUPS Z15, 64(DI)
+	VZEROUPPER
+	RET
+
+// func gemm9x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
+// gemm8x32h for 9 rows (18 accumulators): a last block of 9 rows costs
+// little more than one of 8, where 8 then 1 would cost a third more.
+TEXT ·gemm9x32h(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R9
+	MOVQ w+32(FP), DX
+	MOVQ ldw+40(FP), R10
+	MOVQ k+48(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $1, R10
+	LEAQ (R9)(R9*2), R11 // 3 rows
+	LEAQ (SI)(R9*4), R12 // rows 4 to 7
+	LEAQ (R12)(R9*4), R14 // row 8
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+
+loop9:
+	PREFETCHT1   (DX)(R13*1)
+	VCVTPH2PS    (DX), Z30
+	VCVTPH2PS    32(DX), Z31
+	VBROADCASTSS (SI), Z20
+	VBROADCASTSS (SI)(R9*1), Z21
+	VBROADCASTSS (SI)(R9*2), Z22
+	VBROADCASTSS (SI)(R11*1), Z23
+	VFMADD231PS  Z30, Z20, Z0
+	VFMADD231PS  Z31, Z20, Z1
+	VFMADD231PS  Z30, Z21, Z2
+	VFMADD231PS  Z31, Z21, Z3
+	VFMADD231PS  Z30, Z22, Z4
+	VFMADD231PS  Z31, Z22, Z5
+	VFMADD231PS  Z30, Z23, Z6
+	VFMADD231PS  Z31, Z23, Z7
+	VBROADCASTSS (R12), Z24
+	VBROADCASTSS (R12)(R9*1), Z25
+	VBROADCASTSS (R12)(R9*2), Z26
+	VBROADCASTSS (R12)(R11*1), Z27
+	VFMADD231PS  Z30, Z24, Z8
+	VFMADD231PS  Z31, Z24, Z9
+	VFMADD231PS  Z30, Z25, Z10
+	VFMADD231PS  Z31, Z25, Z11
+	VFMADD231PS  Z30, Z26, Z12
+	VFMADD231PS  Z31, Z26, Z13
+	VFMADD231PS  Z30, Z27, Z14
+	VFMADD231PS  Z31, Z27, Z15
+	VBROADCASTSS (R14), Z28
+	VFMADD231PS  Z30, Z28, Z16
+	VFMADD231PS  Z31, Z28, Z17
+	ADDQ         $4, SI
+	ADDQ         $4, R12
+	ADDQ         $4, R14
+	ADDQ         R10, DX
+	DECQ         CX
+	JNZ          loop9
+
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z6, (DI)
+	VMOVUPS Z7, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z9, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z10, (DI)
+	VMOVUPS Z11, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z12, (DI)
+	VMOVUPS Z13, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z14, (DI)
+	VMOVUPS Z15, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z16, (DI)
+	VMOVUPS Z17, 64(DI)
+	VZEROUPPER
+	RET
+
+// func gemm2x32h(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, k int, b *float32)
+// gemm4x32h for 2 rows.
+TEXT ·gemm2x32h(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), R9
+	MOVQ w+32(FP), DX
+	MOVQ ldw+40(FP), R10
+	MOVQ k+48(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $1, R10
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
+	MOVQ b+56(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+
+loop2:
+	PREFETCHT1   (DX)(R13*1)
+	VCVTPH2PS    (DX), Z16
+	VCVTPH2PS    32(DX), Z17
+	VBROADCASTSS (SI), Z18
+	VBROADCASTSS (SI)(R9*1), Z19
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VFMADD231PS  Z16, Z19, Z2
+	VFMADD231PS  Z17, Z19, Z3
+	ADDQ         $4, SI
+	ADDQ         R10, DX
+	DECQ         CX
+	JNZ          loop2
+
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    R8, DI
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, 64(DI)
+	VZEROUPPER
+	RET
+
+// func gemm1x32h(dst *float32, x *float32, w *uint16, ldw int, k int, b *float32)
+// gemm4x32h for one row: two sums per column (even and odd i), or each
+// step would wait for the previous one's FMA.
+TEXT ·gemm1x32h(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ ldw+24(FP), R10
+	MOVQ k+32(FP), CX
+	SHLQ $1, R10
+	MOVQ CX, R13
+	IMULQ R10, R13 // the next strip, prefetched into L2
+	LEAQ (R13)(R10*1), R14
+	MOVQ b+40(FP), BX
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  $1, CX
+	JZ     even1
+	VCVTPH2PS    (DX), Z16
+	VCVTPH2PS    32(DX), Z17
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	ADDQ         $4, SI
+	ADDQ         R10, DX
+	DECQ         CX
+	JZ           done1
+
+even1:
+	SHRQ $1, CX
+
+loop1:
+	PREFETCHT1   (DX)(R13*1)
+	PREFETCHT1   (DX)(R14*1)
+	VCVTPH2PS    (DX), Z16
+	VCVTPH2PS    32(DX), Z17
+	VCVTPH2PS    (DX)(R10*1), Z20
+	VCVTPH2PS    32(DX)(R10*1), Z21
+	VBROADCASTSS (SI), Z18
+	VBROADCASTSS 4(SI), Z19
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VFMADD231PS  Z20, Z19, Z2
+	VFMADD231PS  Z21, Z19, Z3
+	ADDQ         $8, SI
+	LEAQ         (DX)(R10*2), DX
+	DECQ         CX
+	JNZ          loop1
+
+done1:
+	VADDPS  Z2, Z0, Z0
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VZEROUPPER
+	RET
+
+// func dotsAVX2(dst *float32, q *float32, k *float32, ldk int, d int, n int)
+// dst[u] = Σ_i q[i]·k[u·ldk+i] for u < n (the scores of one query row
+// against n key rows); d a multiple of 32, n > 0.
+TEXT ·dotsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), DX
+	MOVQ ldk+24(FP), R8
+	MOVQ d+32(FP), R9
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	SHRQ $5, R9
+
+rowd:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R10
+	MOVQ   DX, R11
+	MOVQ   R9, BX
+
+chunkd:
+	VMOVUPS     (R10), Y4
+	VMOVUPS     32(R10), Y5
+	VMOVUPS     64(R10), Y6
+	VMOVUPS     96(R10), Y7
+	VFMADD231PS (R11), Y4, Y0
+	VFMADD231PS 32(R11), Y5, Y1
+	VFMADD231PS 64(R11), Y6, Y2
+	VFMADD231PS 96(R11), Y7, Y3
+	ADDQ        $128, R10
+	ADDQ        $128, R11
+	DECQ        BX
+	JNZ         chunkd
+
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $4, DI
+	ADDQ         R8, DX
+	DECQ         CX
+	JNZ          rowd
+	VZEROUPPER
+	RET
+
+// func mixAVX2(o *float32, p *float32, v *float32, ldv int, d int, n int)
+// o[i] = Σ_u p[u]·v[u·ldv+i] for i < d (the attention output of one row
+// from the n value rows); d a multiple of 64, n > 0.
+TEXT ·mixAVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ ldv+24(FP), R8
+	MOVQ d+32(FP), R9
+	MOVQ n+40(FP), CX
+	SHLQ $2, R8
+	SHRQ $6, R9
+
+chunkm:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   SI, R10
+	MOVQ   DX, R11
+	MOVQ   CX, BX
+
+rowm:
+	VBROADCASTSS (R10), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y1
+	VFMADD231PS  64(R11), Y8, Y2
+	VFMADD231PS  96(R11), Y8, Y3
+	VFMADD231PS  128(R11), Y8, Y4
+	VFMADD231PS  160(R11), Y8, Y5
+	VFMADD231PS  192(R11), Y8, Y6
+	VFMADD231PS  224(R11), Y8, Y7
+	ADDQ         $4, R10
+	ADDQ         R8, R11
+	DECQ         BX
+	JNZ          rowm
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ    $256, DI
+	ADDQ    $256, DX
+	DECQ    R9
+	JNZ     chunkm
 	VZEROUPPER
 	RET

@@ -47,7 +47,7 @@ const (
 type Model struct {
 	tok    *Tokenizer
 	emb    []float32 // [vocab][embDim]
-	timing []float32 // [embDim/2] inverse timescales
+	timing []float32 // [MaxTokens][embDim]: the timing signal of each position
 	l      [2]layer
 	resW   matrix // layer 0's residual, embDim → hidden
 	tanhW  matrix
@@ -137,7 +137,7 @@ func decode(bin []byte) (*Model, error) {
 	}
 	m := &Model{tok: tok}
 	m.emb = get("emb", tok.Size()+2, embDim)
-	m.timing = get("timing", 1, embDim/2)
+	m.timing = timingSignal(get("timing", 1, embDim/2))
 	for i := range m.l {
 		p := fmt.Sprintf("l%d.", i)
 		in := hidden
@@ -161,6 +161,26 @@ func decode(bin []byte) (*Model, error) {
 	}
 	m.pool.New = func() any { return newState() }
 	return m, nil
+}
+
+// timingSignal is the timing signal of positions 0 ... MaxTokens-1 from
+// the inverse timescales (embDim/2 of them): sin(t·τ) then cos(t·τ), each
+// row computed once rather than per text.
+func timingSignal(inv []float32) []float32 {
+	if inv == nil {
+		return nil
+	}
+	half := embDim / 2
+	sig := make([]float32, MaxTokens*embDim)
+	for t := range MaxTokens {
+		row := sig[t*embDim : (t+1)*embDim]
+		for i, f := range inv[:half] {
+			a := float64(float32(t) * f)
+			row[i] = float32(math.Sin(a))
+			row[half+i] = float32(math.Cos(a))
+		}
+	}
+	return sig
 }
 
 type tensorData struct {
@@ -272,7 +292,7 @@ type state struct {
 	ff, y          []float32
 	probs          []float32
 	pooled, out    []float32
-	pad            []float32 // matmulFast's last block
+	pad            []float32 // the AVX2 kernel's last block (see matmul)
 }
 
 func newState() *state {
@@ -347,14 +367,12 @@ func (m *Model) forward(s *state, ids []int32) {
 	}
 	// x = 2·E[id] + timing (sin then cos).
 	x := s.x[:n*embDim]
-	half := embDim / 2
 	for t, id := range ids {
 		e := m.emb[int(id)*embDim : (int(id)+1)*embDim]
+		sig := m.timing[t*embDim : (t+1)*embDim]
 		row := x[t*embDim : (t+1)*embDim]
-		for i := range half {
-			a := float32(t) * m.timing[i]
-			row[i] = 2*e[i] + float32(math.Sin(float64(a)))
-			row[half+i] = 2*e[half+i] + float32(math.Cos(float64(a)))
+		for i := range row {
+			row[i] = 2*e[i] + sig[i]
 		}
 	}
 	// Layer 0: attention over 256-d, residual through a dense to 512.
@@ -414,11 +432,10 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 			for i, qi := range qkv[t*3*d+j*dh : t*3*d+(j+1)*dh] {
 				qs[i] = qi * l.scale
 			}
+			dots(probs, qs, qkv[d+j*dh:], 3*d)
 			mx := float32(math.Inf(-1))
-			for u := range n {
-				dot := dot4(qs, qkv[u*3*d+d+j*dh:u*3*d+d+(j+1)*dh])
-				probs[u] = dot
-				mx = max(mx, dot)
+			for _, p := range probs {
+				mx = max(mx, p)
 			}
 			var sum float32
 			for u := range probs {
@@ -426,15 +443,10 @@ func (m *Model) attention(s *state, l *layer, x []float32, n int) {
 				probs[u] = e
 				sum += e
 			}
-			o := h[t*d+j*dh : t*d+(j+1)*dh]
-			clear(o)
-			for u, p := range probs {
-				v := qkv[u*3*d+2*d+j*dh : u*3*d+2*d+(j+1)*dh]
-				p /= sum
-				for i := range o {
-					o[i] += p * v[i]
-				}
+			for u := range probs {
+				probs[u] /= sum
 			}
+			mix(h[t*d+j*dh:t*d+(j+1)*dh], probs, qkv[2*d+j*dh:], 3*d)
 		}
 	}
 	l.out.apply(s.att[:n*hidden], h, n, s.pad)
@@ -454,20 +466,14 @@ func (m *Model) ffn(s *state, l *layer, y []float32, n int) {
 	add(y, a)
 }
 
-// layerNorm normalises each row of x (width d) into dst.
+// layerNorm normalises each row of x (width d) into dst; the sums run in
+// four lanes (one would wait on each addition).
 func layerNorm(dst, x, g, b []float32, d int) {
+	g, b = g[:d], b[:d]
 	for r := 0; r+d <= len(x); r += d {
 		row, out := x[r:r+d], dst[r:r+d]
-		var mean float32
-		for _, v := range row {
-			mean += v
-		}
-		mean /= float32(d)
-		var v2 float32
-		for _, v := range row {
-			v2 += (v - mean) * (v - mean)
-		}
-		v2 /= float32(d)
+		mean := sum4(row) / float32(d)
+		v2 := sqdev4(row, mean) / float32(d)
 		k := float32(1 / math.Sqrt(float64(v2+lnEps)))
 		for i, v := range row {
 			out[i] = g[i]*k*(v-mean) + b[i]
@@ -475,16 +481,35 @@ func layerNorm(dst, x, g, b []float32, d int) {
 	}
 }
 
-// dot4 is the dot product of a and b (len(a) a multiple of 4), with four
-// running sums.
-func dot4(a, b []float32) float32 {
-	b = b[:len(a)]
+// sum4 is Σ x[i], in four running sums.
+func sum4(x []float32) float32 {
 	var s0, s1, s2, s3 float32
-	for i := 0; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i]
+		s1 += x[i+1]
+		s2 += x[i+2]
+		s3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sqdev4 is Σ (x[i]-c)², in four running sums.
+func sqdev4(x []float32, c float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		d0, d1, d2, d3 := x[i]-c, x[i+1]-c, x[i+2]-c, x[i+3]-c
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(x); i++ {
+		s0 += (x[i] - c) * (x[i] - c)
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -499,7 +524,4 @@ func add(dst, x []float32) {
 // apply computes dst = x·W + b for n rows.
 func (w *matrix) apply(dst, x []float32, n int, pad []float32) {
 	matmul(dst[:n*w.out], x[:n*w.in], w, n, pad)
-	for r := range n {
-		add(dst[r*w.out:(r+1)*w.out], w.b)
-	}
 }
