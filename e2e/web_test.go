@@ -196,10 +196,18 @@ func TestWebBufCurlConnect(t *testing.T) {
 	if len(resp.GetResults()) == 0 || resp.GetResults()[0].GetTool().GetName() != "mcp__slack__send_message" {
 		t.Errorf("buf curl Search first result = %v, want mcp__slack__send_message", resp.GetResults())
 	}
-	// Server reflection over Connect (a bidi stream: HTTP/2, here h2c).
-	out = bufCurl("--http2-prior-knowledge", "-d", `{"tool_name": "calculate", "params": {"expression": "6*7"}}`, base+"/tooldex.v1.DiscoveryService/Execute")
-	if !strings.Contains(out, `"value": 42`) {
-		t.Errorf("buf curl (reflection) Execute calculate = %s, want 42", out)
+	// The schema from server reflection instead, over HTTP/1.1 and over
+	// HTTP/2 (h2c).
+	for _, args := range [][]string{nil, {"--http2-prior-knowledge"}} {
+		out = bufCurl(append(args, "-d", `{"tool_name": "calculate", "params": {"expression": "6*7"}}`, base+"/tooldex.v1.DiscoveryService/Execute")...)
+		if !strings.Contains(out, `"value": 42`) {
+			t.Errorf("buf curl %v (reflection) Execute calculate = %s, want 42", args, out)
+		}
+	}
+	// A host stream is refused, saying where it belongs.
+	cmd := exec.Command("go", "tool", "-modfile="+tools, "buf", "curl", "--schema", root, "-d", `{}`, base+"/tooldex.v1.HostService/Connect")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "unimplemented") || !strings.Contains(string(out), "gRPC port") {
+		t.Errorf("buf curl HostService/Connect: %v\n%s\nwant unimplemented naming the gRPC port", err, out)
 	}
 }
 
