@@ -35,7 +35,7 @@ var (
 
 // binaries builds the server, the client, the MCP bridge and façade and
 // grpcurl once per test run.
-func binaries(t *testing.T) string {
+func binaries(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "tooldex-e2e-")

@@ -47,7 +47,7 @@ type tserver struct {
 // launch runs the server binary on a free loopback port (JSON logs) and
 // waits for its "serving" line. Unless the test stopped it, it is stopped
 // with SIGINT at the end of the test.
-func launch(t *testing.T, args ...string) *tserver {
+func launch(t testing.TB, args ...string) *tserver {
 	t.Helper()
 	bin := binaries(t)
 	// Memory only unless a test names a data directory: an e2e run never

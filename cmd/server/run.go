@@ -81,6 +81,7 @@ type config struct {
 
 	auth auth.ServerFlags
 	nats natsConfig
+	web  webConfig
 }
 
 // specEnv maps flags to the spec's environment variable names, read when
@@ -134,6 +135,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.DurationVar(&c.catalog.Hold, "name-hold", catalog.DefaultHold, "how long a tool name and a host id stay their principal's after its last host leaves, so a stream blip never hands them to another principal")
 	c.auth.RegisterFlags(fs, "")
 	natsFlags(fs, &c.nats, getenv)
+	checkWeb := webFlags(fs, &c.web)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -181,12 +183,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if err := c.nats.check(); err != nil {
 		return nil, err
 	}
+	if err := checkWeb(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
 // run starts the server and blocks until ctx is done or serving fails.
 // Shutdown order: health NOT_SERVING, the demo host leaves, hosts drain,
-// host streams are cancelled, GracefulStop within --shutdown-grace, Stop,
+// host streams are cancelled, the web listener stops, GracefulStop within
+// --shutdown-grace, Stop,
 // then the registry loop and the metrics server.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	c, err := parseFlags(args, getenv, stderr)
@@ -309,8 +315,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
 	var metricsSrv, pprofSrv *http.Server
+	var web *webServer
 	// abort stops what was started so far, for a return before serving.
 	abort := func() {
+		web.stop(0)
 		gs.Stop()
 		for _, srv := range []*http.Server{metricsSrv, pprofSrv} {
 			if srv != nil {
@@ -347,6 +355,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		pprofSrv = &http.Server{Handler: requireScope(authn, mux, auth.ScopeAdmin), ReadHeaderTimeout: 5 * time.Second, TLSConfig: tlsConf}
 		wg.Go(func() { _ = serveHTTP(pprofSrv, plis) })
 		log.Info("pprof", zap.String("addr", plis.Addr().String()))
+	}
+	if c.web.addr != "" {
+		if web, err = startWeb(ctx, c, gs, tlsConf, log); err != nil {
+			abort()
+			return err
+		}
 	}
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	defer stopHost()
@@ -388,8 +402,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	cancelDrain()
 	// 4. Host streams are cancelled (they never end by themselves).
 	svc.CloseHosts()
-	// 5. GracefulStop waits for in-flight RPCs, within the grace period;
-	// 6. then Stop cuts what is left.
+	// 5. The web listener's calls finish within the grace period (gs's
+	// GracefulStop would cut them: they are not its own transport's);
+	web.stop(c.grace)
+	// 6. GracefulStop waits for in-flight RPCs, within the grace period;
+	// 7. then Stop cuts what is left.
 	stopped := make(chan struct{})
 	go func() {
 		gs.GracefulStop()
@@ -407,7 +424,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err == nil {
 		<-serveErr
 	}
-	// 7. The registry's liveness loop and the metrics server stop last.
+	// 8. The registry's liveness loop and the metrics server stop last.
 	stopReg()
 	for _, srv := range []*http.Server{metricsSrv, pprofSrv} {
 		if srv != nil {

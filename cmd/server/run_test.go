@@ -42,6 +42,8 @@ func TestRunEarlyErrorsStopEverything(t *testing.T) {
 		{"demo host", []string{"--metrics-addr", "127.0.0.1:0", "--files-dir", filepath.Join(t.TempDir(), "missing")}, "demo host"},
 		{"pprof address in use", []string{"--metrics-addr", "127.0.0.1:0", "--pprof-addr", busy.Addr().String()}, "pprof listen"},
 		{"metrics address in use", []string{"--metrics-addr", busy.Addr().String()}, "metrics listen"},
+		{"web address in use", []string{"--metrics-addr", "127.0.0.1:0", "--web-addr", busy.Addr().String()}, "web listen"},
+		{"web on a non-loopback address without credentials", []string{"--web-addr", "0.0.0.0:0"}, "refusing to serve"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
