@@ -58,7 +58,7 @@ func TestDependencies(t *testing.T) {
 		},
 		{
 			// Pure Go: no gRPC, no generated API.
-			patterns:  []string{"./registry", "./internal/semantic/...", "./internal/permission", "./internal/eval", "./internal/demo", "./internal/schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./bench/..."},
+			patterns:  []string{"./registry", "./internal/semantic/...", "./internal/permission", "./internal/eval", "./internal/demo", "./internal/schema", "./internal/flagenv", "./internal/benchcorpus", "./internal/textcut", "./internal/toolname", "./internal/backoff", "./internal/jsonl", "./internal/logging", "./internal/lograte", "./internal/cputime", "./internal/origin", "./bench/..."},
 			forbidden: []string{"google.golang.org/grpc", mod + "/gen", mod + "/service", mod + "/cmd", mod + "/internal/cli", mod + "/internal/devcli"},
 		},
 		{

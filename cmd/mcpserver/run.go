@@ -21,6 +21,7 @@ import (
 	"github.com/tooldex/tooldex/internal/limit"
 	"github.com/tooldex/tooldex/internal/logging"
 	"github.com/tooldex/tooldex/internal/mcpfacade"
+	"github.com/tooldex/tooldex/internal/origin"
 )
 
 // config is the command's configuration after flags and environment.
@@ -59,11 +60,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	if _, err := flagenv.Apply(fs, getenv, nil); err != nil {
 		return nil, err
 	}
-	for _, o := range strings.Split(*origins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			c.allowedOrigins = append(c.allowedOrigins, o)
-		}
+	allowed, err := origin.ParseList(*origins)
+	if err != nil {
+		return nil, fmt.Errorf("--allowed-origins: %w", err)
 	}
+	c.allowedOrigins = allowed
 	return c, nil
 }
 

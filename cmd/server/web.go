@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/internal/origin"
 )
 
 // The web listener's bounds (docs/LIMITS.md).
@@ -57,7 +57,7 @@ func webFlags(fs *flag.FlagSet, c *webConfig) func() error {
 	origins := fs.String("web-allowed-origins", "", "comma-separated browser origins (scheme://host[:port]) answered with CORS headers on --web-addr; a request from any other origin is refused (empty: none)")
 	return func() error {
 		var err error
-		c.origins, err = parseOrigins(*origins)
+		c.origins, err = origin.ParseList(*origins)
 		if err != nil {
 			return fmt.Errorf("--web-allowed-origins: %w", err)
 		}
@@ -66,48 +66,6 @@ func webFlags(fs *flag.FlagSet, c *webConfig) func() error {
 		}
 		return nil
 	}
-}
-
-// parseOrigins splits a comma-separated list of origins, each
-// scheme://host[:port] with scheme http or https, into normalised form.
-func parseOrigins(list string) ([]string, error) {
-	var out []string
-	for _, o := range strings.Split(list, ",") {
-		o = normalizeOrigin(o)
-		if o == "" {
-			continue
-		}
-		if o == "*" || o == "null" {
-			return nil, fmt.Errorf("%q is refused: calls carry credentials, list each origin", o)
-		}
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || o != u.Scheme+"://"+u.Host || !validHost(u.Hostname()) {
-			return nil, fmt.Errorf("%q is not an origin (scheme://host[:port], scheme http or https)", o)
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-// validHost reports whether h is an IP address or a DNS name (letters,
-// digits, hyphens and dots).
-func validHost(h string) bool {
-	if net.ParseIP(h) != nil {
-		return true
-	}
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, r := range h {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-func normalizeOrigin(o string) string {
-	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
 }
 
 // webServer is the --web-addr listener: gs's services but HostService,
@@ -353,10 +311,7 @@ func (g *boundedGzip) Close() error {
 // onto a loopback listener); one without Origin (buf curl, servers) goes
 // through untouched.
 func withCORS(h http.Handler, allowed []string) http.Handler {
-	set := make(map[string]bool, len(allowed))
-	for _, o := range allowed {
-		set[o] = true
-	}
+	set := origin.NewSet(allowed)
 	allowHeaders := strings.Join([]string{
 		"Authorization", "Content-Type", "Connect-Protocol-Version", "Connect-Timeout-Ms",
 		"Connect-Accept-Encoding", "Connect-Content-Encoding", "Grpc-Timeout", "Grpc-Accept-Encoding",
@@ -367,17 +322,17 @@ func withCORS(h http.Handler, allowed []string) http.Handler {
 	}, ", ")
 	maxAge := fmt.Sprint(int(webCORSMaxAge.Seconds()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
+		o := r.Header.Get("Origin")
+		if o == "" {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if !set[normalizeOrigin(origin)] {
-			http.Error(w, "origin "+origin+" is not allowed (--web-allowed-origins)", http.StatusForbidden)
+		if !set.Has(o) {
+			http.Error(w, "origin "+o+" is not allowed (--web-allowed-origins)", http.StatusForbidden)
 			return
 		}
 		hd := w.Header()
-		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Set("Access-Control-Allow-Origin", o)
 		hd.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			hd.Set("Access-Control-Allow-Methods", "POST, GET")

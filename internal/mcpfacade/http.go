@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/tooldex/tooldex/auth"
+	"github.com/tooldex/tooldex/internal/origin"
 )
 
 // ProtectedResourcePath is where the protected-resource metadata (RFC 9728)
@@ -97,10 +98,7 @@ const tokenKey = "tooldex_bearer"
 
 // checkOrigin refuses requests from an origin that is not allowed.
 func checkOrigin(h http.Handler, allowed []string) http.Handler {
-	set := make(map[string]bool, len(allowed))
-	for _, o := range allowed {
-		set[normalizeOrigin(o)] = true
-	}
+	set := origin.NewSet(allowed)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !OriginAllowed(o, set) {
 			http.Error(w, "origin "+o+" is not allowed", http.StatusForbidden)
@@ -111,21 +109,16 @@ func checkOrigin(h http.Handler, allowed []string) http.Handler {
 }
 
 // OriginAllowed reports whether an Origin header value is a loopback
-// origin (http or https, localhost or a loopback IP) or in allowed (keys
-// normalised: lower case, no trailing slash).
-func OriginAllowed(origin string, allowed map[string]bool) bool {
-	u, err := url.Parse(origin)
+// origin (http or https, localhost or a loopback IP) or in allowed.
+func OriginAllowed(o string, allowed origin.Set) bool {
+	u, err := url.Parse(o)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || (u.Path != "" && u.Path != "/") {
 		return false
 	}
 	if auth.IsLoopbackHost(u.Hostname()) {
 		return true
 	}
-	return allowed[normalizeOrigin(origin)]
-}
-
-func normalizeOrigin(o string) string {
-	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(o)), "/")
+	return allowed.Has(o)
 }
 
 // forwardToken returns ctx carrying, as outgoing gRPC metadata, the bearer

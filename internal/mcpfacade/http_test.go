@@ -18,6 +18,7 @@ import (
 	"github.com/tooldex/tooldex/auth/authtest"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/mcpfacade"
+	"github.com/tooldex/tooldex/internal/origin"
 )
 
 const userToken = "user-token-0123456789abcdef"
@@ -144,7 +145,7 @@ func TestHTTPHandlerAuth(t *testing.T) {
 }
 
 func TestOriginAllowed(t *testing.T) {
-	allowed := map[string]bool{"https://app.example": true}
+	allowed := origin.NewSet([]string{"https://app.example"})
 	tests := []struct {
 		origin string
 		want   bool
