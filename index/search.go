@@ -592,6 +592,7 @@ type scratch struct {
 	seen []uint64  // bit per touched slot
 	bits []uint8   // the current keyword term's field bits
 	tt   []int32   // slots with bits set
+	top  []cand    // the best hits so far
 
 	// Only for the queries that need them, allocated on first use.
 	req   []uint64 // required terms matched
@@ -723,7 +724,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	// Combine, in slot order. Once the top is full, a document whose
 	// score cannot reach its last is skipped before its score is
 	// computed (see skip).
-	var top []Hit
+	top := s.top[:0]
 	var sk skipper
 	for wi := range (len(sh.docs) + 63) / 64 {
 		w := seen[wi]
@@ -778,19 +779,55 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				kw = k / float64(p.known)
 			}
 			score := p.wk*kw + p.wt*cos
-			if score <= 0 || len(top) == p.n && score < top[p.n-1].Score {
+			if score <= 0 || len(top) == p.n && score < top[p.n-1].score {
 				continue
 			}
-			d := sh.docs[slot]
-			if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
-				continue
+			if p.exclude != nil || p.allow != nil {
+				d := sh.docs[slot]
+				if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
+					continue
+				}
 			}
-			top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(pts)}, p.n)
+			top = sh.insertCand(top, cand{score: score, kw: kw, cos: cos, pts: pts, slot: uint32(slot)}, p.n)
 			if len(top) == p.n {
-				sk = p.skipper(top[p.n-1].Score)
+				sk = p.skipper(top[p.n-1].score)
 			}
 		}
 	}
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		hits[i] = Hit{Name: sh.docs[c.slot].name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts)}
+	}
+	s.top = top[:0]
+	return hits
+}
+
+// cand is a hit of one shard's exhaustive search before its name is read:
+// without pointers, so that keeping the top costs no write barriers and
+// no document is dereferenced but to break a tie.
+type cand struct {
+	score, kw, cos float64
+	pts            int32
+	slot           uint32
+}
+
+// insertCand keeps top sorted best first (by score, then name, as
+// compareHits) and at most n long.
+func (sh *shard) insertCand(top []cand, c cand, n int) []cand {
+	before := func(a, b cand) bool {
+		return a.score > b.score || a.score == b.score && sh.docs[a.slot].name < sh.docs[b.slot].name
+	}
+	if len(top) == n && !before(c, top[n-1]) {
+		return top
+	}
+	if len(top) < n {
+		top = append(top, cand{})
+	}
+	i := len(top) - 1
+	for ; i > 0 && before(c, top[i-1]); i-- {
+		top[i] = top[i-1]
+	}
+	top[i] = c
 	return top
 }
 
