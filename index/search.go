@@ -726,6 +726,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	// computed (see skip).
 	top := s.top[:0]
 	var sk skipper
+	useReq, useCJK, useFlags := p.reqAll != 0, p.cjkTerms > 0, p.cjkTerms > 0 || p.boost != nil
 	for wi := range (len(sh.docs) + 63) / 64 {
 		w := seen[wi]
 		if w == 0 {
@@ -739,13 +740,16 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			var req uint64
 			var cjk uint16
 			var flags uint8
-			if s.req != nil {
+			// The optional accumulators are zero unless this query
+			// uses them (every slot it sets is touched, so read and
+			// cleared here).
+			if useReq {
 				req, s.req[slot] = s.req[slot], 0
 			}
-			if s.cjk != nil {
+			if useCJK {
 				cjk, s.cjk[slot] = s.cjk[slot], 0
 			}
-			if s.flags != nil {
+			if useFlags {
 				flags, s.flags[slot] = s.flags[slot], 0
 			}
 			if req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) || sk.skip(a, k, flags) {
