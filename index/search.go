@@ -695,14 +695,31 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	}
 	// Keyword scores, term by term.
 	for _, t := range p.kw {
-		if len(t.words) == 1 && t.whole < 0 && len(t.partial) == 0 && t.bit == 0 {
-			// One list: each posting is the term's match.
+		if len(t.words) == 1 && t.whole < 0 && t.bit == 0 {
+			// One word: its list scores each posting straight, with
+			// the partial name matches (marked first, a few) of
+			// the same document; those the list did not meet are
+			// scored after.
+			ix.markPartial(sh, s, t.partial)
 			for _, post := range ix.kwl.get(t.words[0], sh.idx) {
-				slot, b := post.docSlot(), post.low()
+				slot := post.docSlot()
+				b := post.low() | s.bits[slot]
+				s.bits[slot] = 0
 				s.kw[slot] += kwScore[b]
 				s.pts[slot] += kwPoints[b]
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
+			for _, slot := range s.tt {
+				b := s.bits[slot]
+				if b == 0 {
+					continue
+				}
+				s.bits[slot] = 0
+				s.kw[slot] += kwScore[b]
+				s.pts[slot] += kwPoints[b]
+				seen[slot>>6] |= 1 << (slot & 63)
+			}
+			s.tt = s.tt[:0]
 			continue
 		}
 		ix.keywordTerm(sh, s, t)
@@ -928,11 +945,23 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 			mark(post.docSlot(), post.low()&(fieldHint|fieldDesc|fieldMCP))
 		}
 	}
-	for _, id := range t.partial {
-		for _, post := range postings(id) {
-			if post.mask()&fieldName != 0 {
-				mark(post.docSlot(), fieldPartial|post.low()&fieldMCP)
+	ix.markPartial(sh, s, t.partial)
+}
+
+// markPartial adds fieldPartial (with fieldMCP) to s.bits of the
+// documents one of whose name parts is among ids, listing in s.tt those
+// it sets first.
+func (ix *Index) markPartial(sh *shard, s *scratch, ids []uint32) {
+	for _, id := range ids {
+		for _, post := range ix.kwl.get(id, sh.idx) {
+			if post.mask()&fieldName == 0 {
+				continue
 			}
+			slot := post.docSlot()
+			if s.bits[slot] == 0 {
+				s.tt = append(s.tt, int32(slot))
+			}
+			s.bits[slot] |= fieldPartial | post.low()&fieldMCP
 		}
 	}
 }
