@@ -661,9 +661,20 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
+			// p.bm25, inlined for the lengths in the table.
+			const m = normLens - 1
+			f, k1, qw := &p.norm.f, p.k1, q.qw
 			for _, post := range l {
 				slot := post.slot
-				acc[slot] += p.bm25(post.tf, &sh.stat[slot], q.qw)
+				st := &sh.stat[slot]
+				ln, tf := &st.flen, post.tf
+				if ln[0]|ln[1]|ln[2]|ln[3] >= normLens {
+					acc[slot] += p.bm25(tf, st, qw)
+				} else {
+					x := float64(tf[0])*f[0][ln[0]&m] + float64(tf[1])*f[1][ln[1]&m] +
+						float64(tf[2])*f[2][ln[2]&m] + float64(tf[3])*f[3][ln[3]&m]
+					acc[slot] += qw * x / (k1 + x)
+				}
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
 		default:
