@@ -592,6 +592,7 @@ type scratch struct {
 	seen []uint64  // bit per touched slot
 	bits []uint8   // the current keyword term's field bits
 	tt   []int32   // slots with bits set
+	top  []cand    // the best hits so far
 
 	// Only for the queries that need them, allocated on first use.
 	req   []uint64 // required terms matched
@@ -660,9 +661,20 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
+			// p.bm25, inlined for the lengths in the table.
+			const m = normLens - 1
+			f, k1, qw := &p.norm.f, p.k1, q.qw
 			for _, post := range l {
 				slot := post.slot
-				acc[slot] += p.bm25(post.tf, &sh.stat[slot], q.qw)
+				st := &sh.stat[slot]
+				ln, tf := &st.flen, post.tf
+				if ln[0]|ln[1]|ln[2]|ln[3] >= normLens {
+					acc[slot] += p.bm25(tf, st, qw)
+				} else {
+					x := float64(tf[0])*f[0][ln[0]&m] + float64(tf[1])*f[1][ln[1]&m] +
+						float64(tf[2])*f[2][ln[2]&m] + float64(tf[3])*f[3][ln[3]&m]
+					acc[slot] += qw * x / (k1 + x)
+				}
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
 		default:
@@ -694,14 +706,31 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	}
 	// Keyword scores, term by term.
 	for _, t := range p.kw {
-		if len(t.words) == 1 && t.whole < 0 && len(t.partial) == 0 && t.bit == 0 {
-			// One list: each posting is the term's match.
+		if len(t.words) == 1 && t.whole < 0 && t.bit == 0 {
+			// One word: its list scores each posting straight, with
+			// the partial name matches (marked first, a few) of
+			// the same document; those the list did not meet are
+			// scored after.
+			ix.markPartial(sh, s, t.partial)
 			for _, post := range ix.kwl.get(t.words[0], sh.idx) {
-				slot, b := post.docSlot(), post.low()
+				slot := post.docSlot()
+				b := post.low() | s.bits[slot]
+				s.bits[slot] = 0
 				s.kw[slot] += kwScore[b]
 				s.pts[slot] += kwPoints[b]
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
+			for _, slot := range s.tt {
+				b := s.bits[slot]
+				if b == 0 {
+					continue
+				}
+				s.bits[slot] = 0
+				s.kw[slot] += kwScore[b]
+				s.pts[slot] += kwPoints[b]
+				seen[slot>>6] |= 1 << (slot & 63)
+			}
+			s.tt = s.tt[:0]
 			continue
 		}
 		ix.keywordTerm(sh, s, t)
@@ -723,8 +752,9 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	// Combine, in slot order. Once the top is full, a document whose
 	// score cannot reach its last is skipped before its score is
 	// computed (see skip).
-	var top []Hit
+	top := s.top[:0]
 	var sk skipper
+	useReq, useCJK, useFlags := p.reqAll != 0, p.cjkTerms > 0, p.cjkTerms > 0 || p.boost != nil
 	for wi := range (len(sh.docs) + 63) / 64 {
 		w := seen[wi]
 		if w == 0 {
@@ -738,13 +768,16 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			var req uint64
 			var cjk uint16
 			var flags uint8
-			if s.req != nil {
+			// The optional accumulators are zero unless this query
+			// uses them (every slot it sets is touched, so read and
+			// cleared here).
+			if useReq {
 				req, s.req[slot] = s.req[slot], 0
 			}
-			if s.cjk != nil {
+			if useCJK {
 				cjk, s.cjk[slot] = s.cjk[slot], 0
 			}
-			if s.flags != nil {
+			if useFlags {
 				flags, s.flags[slot] = s.flags[slot], 0
 			}
 			if req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) || sk.skip(a, k, flags) {
@@ -778,19 +811,55 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				kw = k / float64(p.known)
 			}
 			score := p.wk*kw + p.wt*cos
-			if score <= 0 || len(top) == p.n && score < top[p.n-1].Score {
+			if score <= 0 || len(top) == p.n && score < top[p.n-1].score {
 				continue
 			}
-			d := sh.docs[slot]
-			if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
-				continue
+			if p.exclude != nil || p.allow != nil {
+				d := sh.docs[slot]
+				if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
+					continue
+				}
 			}
-			top = insertTop(top, Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: cos, Points: int(pts)}, p.n)
+			top = sh.insertCand(top, cand{score: score, kw: kw, cos: cos, pts: pts, slot: uint32(slot)}, p.n)
 			if len(top) == p.n {
-				sk = p.skipper(top[p.n-1].Score)
+				sk = p.skipper(top[p.n-1].score)
 			}
 		}
 	}
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		hits[i] = Hit{Name: sh.docs[c.slot].name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts)}
+	}
+	s.top = top[:0]
+	return hits
+}
+
+// cand is a hit of one shard's exhaustive search before its name is read:
+// without pointers, so that keeping the top costs no write barriers and
+// no document is dereferenced but to break a tie.
+type cand struct {
+	score, kw, cos float64
+	pts            int32
+	slot           uint32
+}
+
+// insertCand keeps top sorted best first (by score, then name, as
+// compareHits) and at most n long.
+func (sh *shard) insertCand(top []cand, c cand, n int) []cand {
+	before := func(a, b cand) bool {
+		return a.score > b.score || a.score == b.score && sh.docs[a.slot].name < sh.docs[b.slot].name
+	}
+	if len(top) == n && !before(c, top[n-1]) {
+		return top
+	}
+	if len(top) < n {
+		top = append(top, cand{})
+	}
+	i := len(top) - 1
+	for ; i > 0 && before(c, top[i-1]); i-- {
+		top[i] = top[i-1]
+	}
+	top[i] = c
 	return top
 }
 
@@ -887,11 +956,23 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 			mark(post.docSlot(), post.low()&(fieldHint|fieldDesc|fieldMCP))
 		}
 	}
-	for _, id := range t.partial {
-		for _, post := range postings(id) {
-			if post.mask()&fieldName != 0 {
-				mark(post.docSlot(), fieldPartial|post.low()&fieldMCP)
+	ix.markPartial(sh, s, t.partial)
+}
+
+// markPartial adds fieldPartial (with fieldMCP) to s.bits of the
+// documents one of whose name parts is among ids, listing in s.tt those
+// it sets first.
+func (ix *Index) markPartial(sh *shard, s *scratch, ids []uint32) {
+	for _, id := range ids {
+		for _, post := range ix.kwl.get(id, sh.idx) {
+			if post.mask()&fieldName == 0 {
+				continue
 			}
+			slot := post.docSlot()
+			if s.bits[slot] == 0 {
+				s.tt = append(s.tt, int32(slot))
+			}
+			s.bits[slot] |= fieldPartial | post.low()&fieldMCP
 		}
 	}
 }
