@@ -57,6 +57,8 @@ type config struct {
 	fit, fitHeld       int
 	fitLambda          float64
 	fitIters, workers  int
+	fitCentre          bool
+	fitMode            string
 }
 
 func main() {
@@ -71,6 +73,8 @@ func main() {
 	flag.IntVar(&c.fit, "fit", 0, "fit the rows to the teacher's vectors of this many corpus descriptions (0: no fit)")
 	flag.IntVar(&c.fitHeld, "fit-held", 1000, "further descriptions kept out of the fit, to report its held-out cosine")
 	flag.Float64Var(&c.fitLambda, "fit-lambda", 1, "ridge toward the distilled rows, relative to the normal equations' mean diagonal")
+	flag.BoolVar(&c.fitCentre, "fit-centre", false, "centre the targets on their own mean (that of the fitted descriptions), not the units'")
+	flag.StringVar(&c.fitMode, "fit-mode", "rows", "what the fit changes: rows (every unit's vector) or weights (one weight per unit, the directions kept)")
 	flag.IntVar(&c.fitIters, "fit-iters", 100, "most conjugate-gradient iterations")
 	flag.StringVar(&c.cache, "cache", "", "file caching the teacher's vectors (empty: none)")
 	flag.IntVar(&c.workers, "workers", runtime.NumCPU(), "goroutines running the teacher and the fit (the output does not depend on it)")
@@ -388,9 +392,25 @@ func fitRows(c config, tc *teacherCache, tok *uselite.Tokenizer, pieces int, wor
 	}
 	sys := &normal{dim: dim, units: len(rows)}
 	targets := make([][]float64, len(texts))
+	for s := range texts {
+		targets[s] = project(T[s])
+	}
+	if c.fitCentre {
+		mean := make([]float64, dim)
+		for _, y := range targets[:c.fit] {
+			for k, x := range y {
+				mean[k] += x / float64(c.fit)
+			}
+		}
+		for _, y := range targets {
+			for k := range y {
+				y[k] -= mean[k]
+			}
+		}
+	}
 	var ids []int32
 	for s := range texts {
-		targets[s] = unit(project(T[s]))
+		unit(targets[s])
 		ids = m.Rows(ids[:0], texts[s].text)
 		cnt := map[int32]float64{}
 		for _, id := range ids {
@@ -413,7 +433,15 @@ func fitRows(c config, tc *teacherCache, tok *uselite.Tokenizer, pieces int, wor
 		sys.texts = append(sys.texts, textRows{rows: sortedRows(cnt, 1/n0), y: targets[s]})
 	}
 	log.Printf("fit: before, mean cosine %.4f on the fitted texts, %.4f held out", meanCos(sys.texts, rows), meanCos(sys.held, rows))
-	fitted := sys.solve(rows, c.fitLambda, c.fitIters, c.workers)
+	var fitted [][]float64
+	switch c.fitMode {
+	case "rows":
+		fitted = sys.solve(rows, c.fitLambda, c.fitIters, c.workers)
+	case "weights":
+		fitted = sys.solveWeights(rows, c.fitLambda, c.fitIters, c.workers)
+	default:
+		return nil, errors.New("-fit-mode: want rows or weights")
+	}
 	log.Printf("fit: after, mean cosine %.4f on the fitted texts, %.4f held out (%v)", meanCos(sys.texts, fitted), meanCos(sys.held, fitted), time.Since(start).Round(time.Second))
 	return fitted, nil
 }
@@ -491,60 +519,75 @@ type normal struct {
 	held       []textRows
 }
 
+// use is one text of a unit and the unit's coefficient in it.
+type use struct {
+	text int32
+	a    float64
+}
+
+// transpose returns, for each unit, its texts.
+func (p *normal) transpose() [][]use {
+	byUnit := make([][]use, p.units)
+	for s, t := range p.texts {
+		for _, e := range t.rows {
+			byUnit[e.row] = append(byUnit[e.row], use{int32(s), e.a})
+		}
+	}
+	return byUnit
+}
+
+// ridgeOf returns λ times the mean of diag's non-zero values.
+func ridgeOf(lambda float64, diag []float64) float64 {
+	var sum float64
+	var used int
+	for _, x := range diag {
+		if x > 0 {
+			sum += x
+			used++
+		}
+	}
+	mean := sum / float64(max(used, 1))
+	log.Printf("fit: %d of %d units used; ridge %.4g (λ %g × mean diagonal %.4g)", used, len(diag), lambda*mean, lambda, mean)
+	return lambda * mean
+}
+
+// parallel runs f over [0, n) in workers contiguous chunks.
+func parallel(workers, n int, f func(lo, hi int)) {
+	var wg sync.WaitGroup
+	w := max(workers, 1)
+	for i := range w {
+		lo, hi := n*i/w, n*(i+1)/w
+		wg.Add(1)
+		go func() { defer wg.Done(); f(lo, hi) }()
+	}
+	wg.Wait()
+}
+
+func newMat(rows, cols int) [][]float64 {
+	m := make([][]float64, rows)
+	for i := range m {
+		m[i] = make([]float64, cols)
+	}
+	return m
+}
+
 // solve returns the V minimising ‖AV − Y‖² + λd̄‖V − V0‖², by
 // preconditioned conjugate gradients on (AᵀA + λd̄I)V = AᵀY + λd̄V0, each
 // of the dim columns its own system (same matrix), all stepped together.
 func (p *normal) solve(v0 [][]float64, lambda float64, iters, workers int) [][]float64 {
-	U, D := p.units, p.dim
-	// The transpose: for each unit, its texts and coefficients.
-	type use struct {
-		text int32
-		a    float64
-	}
-	byUnit := make([][]use, U)
+	U, D, S := p.units, p.dim, len(p.texts)
+	byUnit := p.transpose()
 	diag := make([]float64, U)
-	for s, t := range p.texts {
-		for _, e := range t.rows {
-			byUnit[e.row] = append(byUnit[e.row], use{int32(s), e.a})
-			diag[e.row] += e.a * e.a
+	for u, us := range byUnit {
+		for _, x := range us {
+			diag[u] += x.a * x.a
 		}
 	}
-	var dsum float64
-	var used int
-	for _, x := range diag {
-		if x > 0 {
-			dsum += x
-			used++
-		}
-	}
-	ridge := lambda * dsum / float64(max(used, 1))
-	log.Printf("fit: %d texts, %d of %d units used, ridge %.4g (λ %g × mean diagonal %.4g)", len(p.texts), used, U, ridge, lambda, dsum/float64(max(used, 1)))
-	mat := func() [][]float64 {
-		m := make([][]float64, U)
-		for i := range m {
-			m[i] = make([]float64, D)
-		}
-		return m
-	}
-	// parallel runs f over [0, n) in workers contiguous chunks.
-	parallel := func(n int, f func(lo, hi int)) {
-		var wg sync.WaitGroup
-		w := max(workers, 1)
-		for i := range w {
-			lo, hi := n*i/w, n*(i+1)/w
-			wg.Add(1)
-			go func() { defer wg.Done(); f(lo, hi) }()
-		}
-		wg.Wait()
-	}
-	S := len(p.texts)
-	ax := make([][]float64, S)
-	for i := range ax {
-		ax[i] = make([]float64, D)
-	}
+	ridge := ridgeOf(lambda, diag)
+	ax := newMat(S, D)
 	// apply sets out = (AᵀA + ridge·I) x.
 	apply := func(out, x [][]float64) {
-		parallel(S, func(lo, hi int) {
+		parallel(workers, S, func(lo, hi int) {
 			for s := lo; s < hi; s++ {
 				r := ax[s]
 				clear(r)
@@ -555,7 +598,7 @@ func (p *normal) solve(v0 [][]float64, lambda float64, iters, workers int) [][]f
 				}
 			}
 		})
-		parallel(U, func(lo, hi int) {
+		parallel(workers, U, func(lo, hi int) {
 			for u := lo; u < hi; u++ {
 				o := out[u]
 				for k, v := range x[u] {
@@ -569,9 +612,8 @@ func (p *normal) solve(v0 [][]float64, lambda float64, iters, workers int) [][]f
 			}
 		})
 	}
-	// b = AᵀY + ridge·V0
-	b := mat()
-	parallel(U, func(lo, hi int) {
+	b := newMat(U, D)
+	parallel(workers, U, func(lo, hi int) {
 		for u := lo; u < hi; u++ {
 			for k, v := range v0[u] {
 				b[u][k] = ridge * v
@@ -583,16 +625,101 @@ func (p *normal) solve(v0 [][]float64, lambda float64, iters, workers int) [][]f
 			}
 		}
 	})
-	x := mat()
+	x := newMat(U, D)
 	for u := range x {
 		copy(x[u], v0[u])
 	}
-	r, z, pp, q := mat(), mat(), mat(), mat()
-	apply(q, x)
 	pre := make([]float64, U)
 	for u := range pre {
 		pre[u] = 1 / (diag[u] + ridge)
 	}
+	pcg(apply, b, x, pre, iters)
+	return x
+}
+
+// solveWeights keeps the directions of the rows V0 and fits one weight
+// per unit, w minimising Σ_s ‖Σ_u a_su w_u V0_u − y_s‖² + λd̄‖w − 1‖²
+// (a re-derived SIF weighting), and returns the reweighted rows.
+func (p *normal) solveWeights(v0 [][]float64, lambda float64, iters, workers int) [][]float64 {
+	U, D, S := p.units, p.dim, len(p.texts)
+	byUnit := p.transpose()
+	sq := make([]float64, U)
+	for u, v := range v0 {
+		for _, x := range v {
+			sq[u] += x * x
+		}
+	}
+	diag := make([]float64, U)
+	for u, us := range byUnit {
+		for _, x := range us {
+			diag[u] += x.a * x.a * sq[u]
+		}
+	}
+	ridge := ridgeOf(lambda, diag)
+	dot := func(a, b []float64) float64 {
+		var s float64
+		for k, x := range a {
+			s += x * b[k]
+		}
+		return s
+	}
+	ax := newMat(S, D)
+	apply := func(out, w [][]float64) {
+		parallel(workers, S, func(lo, hi int) {
+			for s := lo; s < hi; s++ {
+				r := ax[s]
+				clear(r)
+				for _, e := range p.texts[s].rows {
+					c := e.a * w[e.row][0]
+					for k, v := range v0[e.row] {
+						r[k] += c * v
+					}
+				}
+			}
+		})
+		parallel(workers, U, func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				o := ridge * w[u][0]
+				for _, us := range byUnit[u] {
+					o += us.a * dot(v0[u], ax[us.text])
+				}
+				out[u][0] = o
+			}
+		})
+	}
+	b := newMat(U, 1)
+	parallel(workers, U, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			o := ridge
+			for _, us := range byUnit[u] {
+				o += us.a * dot(v0[u], p.texts[us.text].y)
+			}
+			b[u][0] = o
+		}
+	})
+	w := newMat(U, 1)
+	pre := make([]float64, U)
+	for u := range w {
+		w[u][0] = 1
+		pre[u] = 1 / (diag[u] + ridge)
+	}
+	pcg(apply, b, w, pre, iters)
+	out := newMat(U, D)
+	for u := range out {
+		for k, x := range v0[u] {
+			out[u][k] = w[u][0] * x
+		}
+	}
+	return out
+}
+
+// pcg solves apply(x) = b for each column of x (its start on entry), by
+// conjugate gradients with the diagonal preconditioner pre, at most iters
+// steps or until every column's residual is 1e-6 of its b.
+func pcg(apply func(out, x [][]float64), b, x [][]float64, pre []float64, iters int) {
+	U, D := len(b), len(b[0])
+	r, z, pp, q := newMat(U, D), newMat(U, D), newMat(U, D), newMat(U, D)
+	apply(q, x)
 	for u := range r {
 		for k := range r[u] {
 			r[u][k] = b[u][k] - q[u][k]
@@ -637,7 +764,7 @@ func (p *normal) solve(v0 [][]float64, lambda float64, iters, workers int) [][]f
 			log.Printf("fit: iteration %d, worst relative residual %.2e", it, worst)
 		}
 		if worst < 1e-6 {
-			break
+			return
 		}
 		for u := range pp {
 			for k := range pp[u] {
@@ -650,7 +777,6 @@ func (p *normal) solve(v0 [][]float64, lambda float64, iters, workers int) [][]f
 		}
 		rz = rz2
 	}
-	return x
 }
 
 // item is one input of the teacher: token ids or a text.

@@ -47,3 +47,14 @@ func TestSolve(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveWeights: one weight per unit, directions kept; the ridge pulls
+// the weight toward 1.
+func TestSolveWeights(t *testing.T) {
+	p := &normal{dim: 2, units: 1, texts: []textRows{{rows: []entry{{0, 1}}, y: []float64{2, 1}}}}
+	// Minimise ‖w·(1, 0) − (2, 1)‖² + (w − 1)² (ridge 1 × mean diagonal 1): w = 1.5.
+	got := p.solveWeights([][]float64{{1, 0}}, 1, 50, 1)
+	if want := []float64{1.5, 0}; math.Abs(got[0][0]-want[0]) > 1e-9 || got[0][1] != 0 {
+		t.Errorf("row = %v, want %v", got[0], want)
+	}
+}
