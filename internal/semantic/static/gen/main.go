@@ -21,9 +21,13 @@
 // embeds at run time) over the distilled model's norm for that text. The
 // rows V minimise Σ‖pred − target‖² + λ·d̄·‖V − V0‖² (V0 the distilled
 // rows, d̄ the mean diagonal of the normal equations, λ = -fit-lambda),
-// solved by conjugate gradients with a diagonal preconditioner. -cache
-// keeps the teacher's vectors in a file, so that a rerun costs no teacher
-// time. The output depends only on the corpus and the flags.
+// solved by conjugate gradients with a diagonal preconditioner.
+// -fit-mode weights keeps the rows' directions and fits one weight per
+// unit instead (w minimising the same sum, ridge λ·d̄·‖w − 1‖²): a SIF
+// weighting re-derived from the descriptions. -fit-centre centres the
+// targets on their own mean rather than the units'. -cache keeps the
+// teacher's vectors in a file, so that a rerun costs no teacher time. The
+// output depends only on the corpus and the flags.
 package main
 
 import (
