@@ -63,6 +63,7 @@ type config struct {
 	fitIters, workers  int
 	fitCentre          bool
 	fitMode            string
+	fitSummaries       bool
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	flag.Float64Var(&c.fitLambda, "fit-lambda", 1, "ridge toward the distilled rows, relative to the normal equations' mean diagonal")
 	flag.BoolVar(&c.fitCentre, "fit-centre", false, "centre the targets on their own mean (that of the fitted descriptions), not the units'")
 	flag.StringVar(&c.fitMode, "fit-mode", "rows", "what the fit changes: rows (every unit's vector) or weights (one weight per unit, the directions kept)")
+	flag.BoolVar(&c.fitSummaries, "fit-summaries", false, "fit on the descriptions' first lines (the packages' one-line summaries) only")
 	flag.IntVar(&c.fitIters, "fit-iters", 100, "most conjugate-gradient iterations")
 	flag.StringVar(&c.cache, "cache", "", "file caching the teacher's vectors (empty: none)")
 	flag.IntVar(&c.workers, "workers", runtime.NumCPU(), "goroutines running the teacher and the fit (the output does not depend on it)")
@@ -280,10 +282,11 @@ func eachLine(path string, f func(string)) error {
 
 // descriptions returns the corpus's package descriptions: each
 // "Description:" line with its continuation lines (those that begin with a
-// space; " ." separates paragraphs), joined by spaces, deduplicated, in
+// space; " ." separates paragraphs; none with summaries), joined by
+// spaces, deduplicated, in
 // the order of their FNV-1a hashes (ties by text), so that a prefix is a
 // sample that does not depend on the corpus's order.
-func descriptions(path string) ([]string, error) {
+func descriptions(path string, summaries bool) ([]string, error) {
 	seen := map[string]bool{}
 	var cur []string
 	in := false
@@ -295,6 +298,9 @@ func descriptions(path string) ([]string, error) {
 	}
 	err := eachLine(path, func(line string) {
 		if in && strings.HasPrefix(line, " ") {
+			if summaries {
+				return
+			}
 			if t := strings.TrimSpace(line); t != "." && t != "" {
 				cur = append(cur, t)
 			}
@@ -359,7 +365,7 @@ func capTokens(tok *uselite.Tokenizer, s string) string {
 // fitRows fits the rows to the teacher's vectors of -fit descriptions
 // (see the command's doc) and returns them.
 func fitRows(c config, tc *teacherCache, tok *uselite.Tokenizer, pieces int, words []string, rows [][]float64, project func([]float64) []float64) ([][]float64, error) {
-	all, err := descriptions(c.corpus)
+	all, err := descriptions(c.corpus, c.fitSummaries)
 	if err != nil {
 		return nil, err
 	}

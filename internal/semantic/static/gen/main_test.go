@@ -18,14 +18,21 @@ func TestDescriptions(t *testing.T) {
 	if err := os.WriteFile(p, []byte(corpus), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := descriptions(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(got)
-	want := []string{"fast grep searches files quickly", "image tool"}
-	if !slices.Equal(got, want) {
-		t.Errorf("descriptions = %q, want %q", got, want)
+	for _, tt := range []struct {
+		summaries bool
+		want      []string
+	}{
+		{false, []string{"fast grep searches files quickly", "image tool"}},
+		{true, []string{"fast grep", "image tool"}},
+	} {
+		got, err := descriptions(p, tt.summaries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("descriptions(summaries %v) = %q, want %q", tt.summaries, got, tt.want)
+		}
 	}
 }
 
