@@ -54,6 +54,7 @@ import (
 // config is the command's flags.
 type config struct {
 	corpus, out, cache string
+	fitCorpus          string
 	allLines           bool
 	dim, nWords        int
 	minCount           int
@@ -76,6 +77,7 @@ func main() {
 	flag.IntVar(&c.minCount, "min-count", 3, "fewest occurrences of an added word")
 	flag.Float64Var(&c.sif, "sif", 1e-5, "SIF coefficient a in a/(a+p) (chosen by leave-one-dataset-out among 1e-3, 1e-4, 1e-5)")
 	flag.IntVar(&c.fit, "fit", 0, "fit the rows to the teacher's vectors of this many corpus descriptions (0: no fit)")
+	flag.StringVar(&c.fitCorpus, "fit-corpus", "", "descriptions to fit on (default -corpus): apt-cache dumpavail output (one-line summaries) or a Translation-en file (long descriptions)")
 	flag.IntVar(&c.fitHeld, "fit-held", 1000, "further descriptions kept out of the fit, to report its held-out cosine")
 	flag.Float64Var(&c.fitLambda, "fit-lambda", 1, "ridge toward the distilled rows, relative to the normal equations' mean diagonal")
 	flag.BoolVar(&c.fitCentre, "fit-centre", false, "centre the targets on their own mean (that of the fitted descriptions), not the units'")
@@ -240,8 +242,11 @@ func run(c config) error {
 		}
 	}
 	if c.fit > 0 {
-		if c.corpus == "" {
-			return errors.New("-fit needs -corpus")
+		if c.fitCorpus == "" {
+			c.fitCorpus = c.corpus
+		}
+		if c.fitCorpus == "" {
+			return errors.New("-fit needs -fit-corpus or -corpus")
 		}
 		if rows, err = fitRows(c, tc, tok, pieces, words, rows, project); err != nil {
 			return err
@@ -281,7 +286,7 @@ func eachLine(path string, f func(string)) error {
 }
 
 // descriptions returns the corpus's package descriptions: each
-// "Description:" line with its continuation lines (those that begin with a
+// "Description:" (or "Description-en:") line with its continuation lines (those that begin with a
 // space; " ." separates paragraphs; none with summaries), joined by
 // spaces, deduplicated, in
 // the order of their FNV-1a hashes (ties by text), so that a prefix is a
@@ -307,7 +312,11 @@ func descriptions(path string, summaries bool) ([]string, error) {
 			return
 		}
 		flush()
-		if d, ok := strings.CutPrefix(line, "Description:"); ok {
+		d, ok := strings.CutPrefix(line, "Description:")
+		if !ok {
+			d, ok = strings.CutPrefix(line, "Description-en:")
+		}
+		if ok {
 			if t := strings.TrimSpace(d); t != "" {
 				cur, in = append(cur, t), true
 			}
@@ -365,7 +374,7 @@ func capTokens(tok *uselite.Tokenizer, s string) string {
 // fitRows fits the rows to the teacher's vectors of -fit descriptions
 // (see the command's doc) and returns them.
 func fitRows(c config, tc *teacherCache, tok *uselite.Tokenizer, pieces int, words []string, rows [][]float64, project func([]float64) []float64) ([][]float64, error) {
-	all, err := descriptions(c.corpus, c.fitSummaries)
+	all, err := descriptions(c.fitCorpus, c.fitSummaries)
 	if err != nil {
 		return nil, err
 	}

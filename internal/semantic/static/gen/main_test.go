@@ -13,7 +13,8 @@ import (
 func TestDescriptions(t *testing.T) {
 	corpus := "Package: a\nDescription: fast grep\n searches files\n .\n quickly\nHomepage: x\n" +
 		"Package: b\nDescription: fast grep\n searches files\n .\n quickly\n" +
-		"Package: c\nDescription-md5: 0123\nDescription: image tool\nMaintainer: m\n"
+		"Package: c\nDescription-md5: 0123\nDescription: image tool\nMaintainer: m\n" +
+		"Package: d\nDescription-en: image tool\n"
 	p := filepath.Join(t.TempDir(), "packages.txt")
 	if err := os.WriteFile(p, []byte(corpus), 0o644); err != nil {
 		t.Fatal(err)
