@@ -13,9 +13,11 @@
 // other text file works with -all-lines).
 //
 // With -fit N the distilled rows are then fitted, Tokenlearn-style, to
-// the teacher's vectors of N package descriptions (the "Description:"
-// line and its continuation lines, deduplicated, cut at the teacher's
-// 128 tokens, the N whose FNV-1a hash is smallest): each target is the
+// the teacher's vectors of N package descriptions of -fit-corpus (the
+// "Description:" or "Description-en:" line and its continuation lines,
+// deduplicated, cut at the teacher's 128 tokens, the N whose FNV-1a hash
+// is smallest; dumpavail has only one-line summaries, a Translation-en
+// file the long descriptions): each target is the
 // teacher's unit vector centred and projected as the rows were, then
 // normalised; a text's prediction is the sum of its rows (as the model
 // embeds at run time) over the distilled model's norm for that text. The
@@ -27,7 +29,11 @@
 // weighting re-derived from the descriptions. -fit-centre centres the
 // targets on their own mean rather than the units'. -cache keeps the
 // teacher's vectors in a file, so that a rerun costs no teacher time. The
-// output depends only on the corpus and the flags.
+// output depends only on the corpora and the flags.
+//
+// No fitted model measured better than the plain distillation by
+// leave-one-dataset-out (docs/BENCHMARKS.md, "Static model fitted on
+// Debian descriptions"), so model.bin is made without -fit.
 package main
 
 import (
