@@ -194,18 +194,7 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 func (m *Model) VectorTo(dst []float32, text string) {
 	dst = dst[:m.dim]
 	clear(dst)
-	sc := m.pool.Get().(*scratch)
-	defer m.pool.Put(sc)
-	sc.word = words(sc.word, text, func(w []byte) {
-		if row, ok := m.words[string(w)]; ok {
-			m.addRow(dst, int(row))
-			return
-		}
-		sc.ids = sc.enc.Encode(sc.ids[:0], string(w))
-		for _, id := range sc.ids {
-			m.addRow(dst, int(id))
-		}
-	})
+	m.each(text, func(row int32) { m.addRow(dst, int(row)) })
 	var sum float64
 	for _, x := range dst {
 		sum += float64(x) * float64(x)
@@ -216,6 +205,29 @@ func (m *Model) VectorTo(dst []float32, text string) {
 			dst[i] *= k
 		}
 	}
+}
+
+// Rows appends to dst the rows whose sum is text's vector, in text order
+// (a row once per occurrence): the model's units, as gen fits them.
+func (m *Model) Rows(dst []int32, text string) []int32 {
+	m.each(text, func(row int32) { dst = append(dst, row) })
+	return dst
+}
+
+// each calls f with each of text's rows, in order.
+func (m *Model) each(text string, f func(row int32)) {
+	sc := m.pool.Get().(*scratch)
+	defer m.pool.Put(sc)
+	sc.word = words(sc.word, text, func(w []byte) {
+		if row, ok := m.words[string(w)]; ok {
+			f(row)
+			return
+		}
+		sc.ids = sc.enc.Encode(sc.ids[:0], string(w))
+		for _, id := range sc.ids {
+			f(id)
+		}
+	})
 }
 
 func (m *Model) addRow(dst []float32, row int) {

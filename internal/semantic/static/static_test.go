@@ -118,3 +118,35 @@ func BenchmarkTools100k(b *testing.B) {
 	}
 	b.ReportMetric((cputime.Thread()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
+
+// TestRows: a text's vector is the normalised sum of its rows.
+func TestRows(t *testing.T) {
+	m, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"CronCreate schedules a cron job", "zxqvbnm unknownword", "", "résumé naïve"} {
+		rows := m.Rows(nil, text)
+		sum := make([]float32, m.Dim())
+		for _, r := range rows {
+			m.addRow(sum, int(r))
+		}
+		var n float64
+		for _, x := range sum {
+			n += float64(x) * float64(x)
+		}
+		v := m.Vector(text)
+		if n == 0 {
+			if cos(v, v) != 0 {
+				t.Errorf("%q: no rows but a non-zero vector", text)
+			}
+			continue
+		}
+		if c := cos(v, sum) / math.Sqrt(n); math.Abs(c-1) > 1e-5 {
+			t.Errorf("%q: cosine of Vector and the sum of Rows = %v, want 1", text, c)
+		}
+	}
+	if got := m.Rows(nil, "cron cron"); len(got) != 2 || got[0] != got[1] {
+		t.Errorf("Rows(cron cron) = %v, want one row twice", got)
+	}
+}
