@@ -66,16 +66,16 @@ func MinSimilarity(m Mode) float64 {
 }
 
 // Local returns an embedded model's embedder and a name for it that
-// changes when its vectors do (for caches); the mode must be static or
-// full.
+// changes when its embedded files do (for caches: the name holds their
+// digest); the mode must be static or full.
 func Local(m Mode) (Embedder, string, error) {
 	switch m {
 	case ModeStatic:
 		e, err := static.Load()
-		return e, "static-use-v2", err
+		return e, "static-" + static.Digest(), err
 	case ModeFull:
 		e, err := uselite.Load()
-		return e, "uselite-v1", err
+		return e, "uselite-" + uselite.Digest(), err
 	}
 	return nil, "", fmt.Errorf("semantic: %s is not an embedded model", m)
 }
