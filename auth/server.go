@@ -65,12 +65,34 @@ var ErrNoCredentials = errors.New("no credential source configured")
 // otherwise it refuses (ErrNoCredentials). warn is also set for bearer
 // tokens over plaintext on a non-loopback address.
 func (f *ServerFlags) Authenticator(ctx context.Context, addr net.Addr) (a *Authenticator, warn string, err error) {
-	cfg := f.Config
+	cfg, warn, err := f.forAddr(addr)
+	if err != nil {
+		return nil, "", err
+	}
+	a, err = New(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return a, warn, nil
+}
+
+// CheckAddr applies Authenticator's rule for addr without building one:
+// for a second listener whose calls another listener's Authenticator
+// checks.
+func (f *ServerFlags) CheckAddr(addr net.Addr) (warn string, err error) {
+	_, warn, err = f.forAddr(addr)
+	return warn, err
+}
+
+// forAddr is the configuration an Authenticator on addr gets, with the
+// warning to log, or the reason not to serve there.
+func (f *ServerFlags) forAddr(addr net.Addr) (cfg Config, warn string, err error) {
+	cfg = f.Config
 	cfg.ClientCA = f.ClientCAFile != ""
 	loopback := IsLoopbackAddr(addr)
 	switch {
 	case cfg.Sources() && f.InsecureAnonymous:
-		return nil, "", errors.New("--insecure-anonymous with a credential source: give one or the other")
+		return Config{}, "", errors.New("--insecure-anonymous with a credential source: give one or the other")
 	case !cfg.Sources() && loopback:
 		cfg.Anonymous = true
 		warn = fmt.Sprintf("NO AUTHENTICATION: no credential source configured, so every local process reaching %s has every right (anonymous, admin included); give --auth-tokens, --oidc-issuer/--jwks-url or --client-ca before exposing it", addr)
@@ -78,15 +100,11 @@ func (f *ServerFlags) Authenticator(ctx context.Context, addr net.Addr) (a *Auth
 		cfg.Anonymous = true
 		warn = fmt.Sprintf("NO AUTHENTICATION on %s (--insecure-anonymous): anyone reaching it has every right, admin included", addr)
 	case !cfg.Sources():
-		return nil, "", fmt.Errorf("%w: refusing to serve %s, a non-loopback address, without credentials: give --auth-tokens, --oidc-issuer/--jwks-url or --client-ca (with --tls-cert), or --insecure-anonymous", ErrNoCredentials, addr)
+		return Config{}, "", fmt.Errorf("%w: refusing to serve %s, a non-loopback address, without credentials: give --auth-tokens, --oidc-issuer/--jwks-url or --client-ca (with --tls-cert), or --insecure-anonymous", ErrNoCredentials, addr)
 	case f.TLSCert == "" && !loopback:
 		warn = fmt.Sprintf("bearer tokens over plaintext on %s: give --tls-cert and --tls-key unless a TLS-terminating proxy is in front", addr)
 	}
-	a, err = New(ctx, cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	return a, warn, nil
+	return cfg, warn, nil
 }
 
 // Listener is a TCP listener with what serving on it needs: its TLS

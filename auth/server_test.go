@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -74,4 +75,32 @@ func TestListenClosesOnAuthenticatorError(t *testing.T) {
 		t.Fatalf("the address is still held after a refused Listen: %v", err)
 	}
 	again.Close()
+}
+
+func TestCheckAddr(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	public := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8080}
+	tests := []struct {
+		name     string
+		flags    ServerFlags
+		addr     net.Addr
+		wantErr  error
+		wantWarn string
+	}{
+		{name: "loopback, no credentials", addr: loop, wantWarn: "NO AUTHENTICATION"},
+		{name: "public, no credentials", addr: public, wantErr: ErrNoCredentials},
+		{name: "public, --insecure-anonymous", flags: ServerFlags{InsecureAnonymous: true}, addr: public, wantWarn: "--insecure-anonymous"},
+		{name: "public, tokens, plaintext", flags: ServerFlags{Config: Config{TokensFile: "tokens"}}, addr: public, wantWarn: "plaintext"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			warn, err := tt.flags.CheckAddr(tt.addr)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if !strings.Contains(warn, tt.wantWarn) {
+				t.Errorf("warn = %q, want it to contain %q", warn, tt.wantWarn)
+			}
+		})
+	}
 }

@@ -357,7 +357,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Info("pprof", zap.String("addr", plis.Addr().String()))
 	}
 	if c.web.addr != "" {
-		if web, err = startWeb(ctx, c, gs, tlsConf, log); err != nil {
+		if web, err = startWeb(c, gs, tlsConf, log); err != nil {
 			abort()
 			return err
 		}

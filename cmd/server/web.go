@@ -80,7 +80,7 @@ type webServer struct {
 // startWeb listens on c.web.addr and serves it until stopWeb. The address
 // follows the gRPC listener's authentication rule (auth.ServerFlags): with
 // no credential source, only a loopback address or --insecure-anonymous.
-func startWeb(ctx context.Context, c *config, gs *grpc.Server, tlsConf *tls.Config, log *zap.Logger) (*webServer, error) {
+func startWeb(c *config, gs *grpc.Server, tlsConf *tls.Config, log *zap.Logger) (*webServer, error) {
 	h, err := webHandler(gs, c.maxMsgBytes, c.web.origins)
 	if err != nil {
 		return nil, fmt.Errorf("--web-addr: %w", err)
@@ -89,9 +89,9 @@ func startWeb(ctx context.Context, c *config, gs *grpc.Server, tlsConf *tls.Conf
 	if err != nil {
 		return nil, fmt.Errorf("web listen: %w", err)
 	}
-	// The calls are authenticated by gs's interceptors; this Authenticator
-	// only applies the rule to this address.
-	if _, warn, err := c.auth.Authenticator(ctx, lis.Addr()); err != nil {
+	// The calls are authenticated by gs's interceptors; only the rule for
+	// this address applies here.
+	if warn, err := c.auth.CheckAddr(lis.Addr()); err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("--web-addr: %w", err)
 	} else if warn != "" {
