@@ -27,6 +27,8 @@ import (
 // sessions each holds.
 const HostsBucket = "TOOLDEX_HOSTS"
 
+const hostsDesc = "tooldex: replicas and the host sessions each holds"
+
 // Timings of presence. A replica refreshes its own key every Beat; one
 // not refreshed for Stale is gone (its sessions leave every other
 // replica's catalog and its forwarded calls are answered UNAVAILABLE).
@@ -109,7 +111,7 @@ func NewID() string {
 // OpenPresence creates the hosts bucket, or binds to it, for replica id
 // serving h.
 func (n *Node) OpenPresence(ctx context.Context, id string, h Hosts) (*Presence, error) {
-	kv, err := n.bucket(ctx, HostsBucket, "tooldex: replicas and the host sessions each holds", bucketTTL)
+	kv, err := n.bucket(ctx, HostsBucket, hostsDesc, bucketTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +181,14 @@ func (p *Presence) announce(ctx context.Context) {
 	defer tick.Stop()
 	last := make(map[string][]byte) // session -> value last put
 	lastPut := time.Time{}
+	reconnects := p.n.nc.Stats().Reconnects
 	for {
+		if r := p.n.nc.Stats().Reconnects; r != reconnects {
+			// NATS restarted, perhaps without its store (the bucket
+			// made again by another replica): announce every session.
+			reconnects = r
+			clear(last)
+		}
 		hosts := p.h.LocalHosts()
 		var live liveness
 		now := time.Now()
@@ -214,7 +223,11 @@ func (p *Presence) announce(ctx context.Context) {
 			lastPut = now
 		}
 		v, _ := json.Marshal(live)
-		_, _ = p.kv.Put(ctx, "r."+p.id, v)
+		if _, err := p.kv.Put(ctx, "r."+p.id, v); p.bucketGone(ctx, err) {
+			// A NATS that came back without its store: the bucket is
+			// made again, and every session announced anew.
+			clear(last)
+		}
 		p.sweep(now)
 		select {
 		case <-ctx.Done():
@@ -222,6 +235,23 @@ func (p *Presence) announce(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// bucketGone reports whether err says the hosts bucket is gone (a NATS
+// that came back without its store), and then creates it again
+// (idempotent: the other replicas race to do the same).
+func (p *Presence) bucketGone(ctx context.Context, err error) bool {
+	if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, Beat)
+	defer cancel()
+	if _, cerr := p.n.js.CreateOrUpdateKeyValue(cctx, p.n.bucketConfig(HostsBucket, hostsDesc, bucketTTL)); cerr != nil {
+		p.log.Warn("hosts bucket gone; creating it again failed", zap.Error(cerr))
+		return false
+	}
+	p.log.Warn("hosts bucket gone (NATS without its store): created again, sessions announced anew")
+	return true
 }
 
 // watch applies the other replicas' keys as they change, resuming after
