@@ -97,8 +97,13 @@ type announcement struct {
 	HostID    string   `json:"host_id"`
 	Tenant    string   `json:"tenant"`
 	Principal string   `json:"principal"`
+	Version   string   `json:"version,omitempty"`
 	Slots     int      `json:"slots"`
 	Tools     [][]byte `json:"tools"` // protobuf tooldex.v1.Tool
+	// InFlight and Completed are as of the put: a change of theirs alone
+	// does not put the key again (it waits for the next Refresh).
+	InFlight  int   `json:"in_flight,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
 }
 
 // NewID returns a fresh replica id.
@@ -197,18 +202,20 @@ func (p *Presence) announce(ctx context.Context) {
 		for _, h := range hosts {
 			live.InFlight += h.InFlight
 			live.Slots += h.Slots
-			a := announcement{Session: h.Session, HostID: h.HostID, Tenant: h.Tenant, Principal: h.Principal, Slots: h.Slots}
+			a := announcement{Session: h.Session, HostID: h.HostID, Tenant: h.Tenant, Principal: h.Principal, Version: h.Version, Slots: h.Slots}
 			for _, t := range h.Tools {
 				b, err := proto.Marshal(t)
 				if err == nil {
 					a.Tools = append(a.Tools, b)
 				}
 			}
-			v, _ := json.Marshal(a)
+			what, _ := json.Marshal(a) // without the counters
 			seen[h.Session] = true
-			if refresh || string(last[h.Session]) != string(v) {
+			if refresh || string(last[h.Session]) != string(what) {
+				a.InFlight, a.Completed = h.InFlight, h.Completed
+				v, _ := json.Marshal(a)
 				if _, err := p.kv.Put(ctx, "s."+p.id+"."+h.Session, v); err == nil {
-					last[h.Session] = v
+					last[h.Session] = what
 				}
 			}
 		}
@@ -336,7 +343,10 @@ func (p *Presence) apply(e jetstream.KeyValueEntry) {
 			p.log.Warn("undecodable session skipped", zap.String("key", e.Key()), zap.Error(err))
 			return
 		}
-		ann := service.HostAnnouncement{Session: a.Session, HostID: a.HostID, Tenant: a.Tenant, Principal: a.Principal, Slots: a.Slots}
+		ann := service.HostAnnouncement{
+			Session: a.Session, HostID: a.HostID, Tenant: a.Tenant, Principal: a.Principal, Version: a.Version,
+			Slots: a.Slots, InFlight: a.InFlight, Completed: a.Completed,
+		}
 		var refs []toolRef
 		for _, b := range a.Tools {
 			t := &tooldexv1.Tool{}
@@ -454,6 +464,18 @@ func (p *Presence) Serves(tenant, tool string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.byTool[toolRef{tenant, tool}]) > 0
+}
+
+// Hosts returns the host sessions of the other replicas alive, as they
+// last announced them.
+func (p *Presence) Hosts() []service.RemoteHost {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]service.RemoteHost, 0, len(p.sessions))
+	for _, rs := range p.sessions {
+		out = append(out, service.RemoteHost{Replica: rs.peer.id, HostAnnouncement: rs.ann})
+	}
+	return out
 }
 
 // pick returns the least-loaded replica (in flight over slots) serving the
