@@ -160,14 +160,20 @@ const writeTimeout = 10 * time.Second
 // publish writes msgs and returns their revisions. A write that finds no
 // stream (a NATS that came back without its store) creates the bucket
 // again and is made once more; one acknowledged at a sequence this replica
-// already saw on its stream went to a new stream, found before the
-// revisions are handed out.
+// had already seen on its stream before the write went to a new stream,
+// found before the revisions are handed out.
 func (j *Journal) publish(ctx context.Context, msgs []*nats.Msg) ([]uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, writeTimeout)
 		defer cancel()
 	}
+	// Every write to the stream this replica knows gets a sequence above
+	// those it saw before the write: one at or below them went to a new
+	// stream.
+	j.mu.Lock()
+	seen := j.seqTop
+	j.mu.Unlock()
 	seqs, err := j.publishOnce(ctx, msgs)
 	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
 		if _, cerr := j.checkStream(ctx); cerr != nil {
@@ -179,9 +185,6 @@ func (j *Journal) publish(ctx context.Context, msgs []*nats.Msg) ([]uint64, erro
 	if err != nil {
 		return nil, err
 	}
-	j.mu.Lock()
-	seen := j.seqTop
-	j.mu.Unlock()
 	if len(seqs) > 0 && slices.Min(seqs) <= seen {
 		if fresh, cerr := j.checkStream(ctx); cerr == nil && fresh {
 			j.signalRegen()

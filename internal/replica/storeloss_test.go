@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/zap/zaptest"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/replica"
@@ -142,5 +143,43 @@ func TestNATSWithoutItsStore(t *testing.T) {
 	defer e.stop()
 	if err := hasTools(t, e.svc, want...)(); err != nil {
 		t.Fatalf("a replica started after the second store loss: %v, want %v", err, want)
+	}
+}
+
+// TestPresenceWithoutItsStore: after the NATS is replaced by one with an
+// empty store, the hosts bucket is made again and the replicas announce
+// their hosts anew: the other replica lists them and forwards their
+// calls.
+func TestPresenceWithoutItsStore(t *testing.T) {
+	ns, port := natsOn(t, 0, t.TempDir())
+	defer func() { stopNATS(ns) }()
+	nodeA, nodeH := externalNode(t, port), externalNode(t, port)
+	defer nodeA.Close()
+	defer nodeH.Close()
+	a, h := startBenchReplica(t, nodeA), startBenchReplica(t, nodeH)
+	defer a.stop()
+	defer h.stop()
+	startEcho(t, h)
+	waitServes(t, a.svc, "echo")
+
+	stopNATS(ns)
+	ns, _ = natsOn(t, port, t.TempDir())
+	// Long enough for a to have dropped h as gone (Stale), so that what
+	// follows is h's announcement to the new bucket.
+	time.Sleep(replica.Stale + time.Second)
+	req := &tooldexv1.ExecuteRequest{ToolName: "echo", Params: &structpb.Struct{Fields: map[string]*structpb.Value{"text": structpb.NewStringValue("back")}}}
+	eventually(t, "a forwards to h's host again", func() error {
+		resp, err := a.cl.Execute(t.Context(), req)
+		if err != nil {
+			return err
+		}
+		if len(resp.GetContent()) != 1 || resp.GetContent()[0].GetText() != "back" {
+			return fmt.Errorf("Execute = %v", resp)
+		}
+		return nil
+	})
+	rows, _, err := hostRows(a, 0)
+	if err != nil || len(rows) != 1 || rowReplica(rows[0]) == "-" {
+		t.Fatalf("ListHosts on a = %v, %v; want h's bench-echo, marked with h", rows, err)
 	}
 }
