@@ -97,8 +97,8 @@ func (j *Journal) checkStream(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// revision returns the revision of the current stream's sequence seq,
-// recording it.
+// revisionLocked returns the revision of the current stream's sequence
+// seq, recording it. The caller holds j.mu.
 func (j *Journal) revisionLocked(seq uint64) uint64 {
 	j.seqTop = max(j.seqTop, seq)
 	rev := j.base + seq
