@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
 	"github.com/tooldex/tooldex/internal/catalog"
 	"github.com/tooldex/tooldex/internal/permission"
@@ -253,7 +252,8 @@ func ruleReason(r *permission.Rule, fallback string) string {
 
 // ListHosts lists the connected host sessions serving the caller's tenant
 // (an admin may name another), and those serving the shared catalog, a
-// page at a time.
+// page at a time: with replicas, every replica's (HostInfo.replica names
+// the other replicas').
 func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest) (*tooldexv1.ListHostsResponse, error) {
 	tenant, err := s.readTenant(ctx, req.GetTenant())
 	if err != nil {
@@ -263,20 +263,6 @@ func (s *Server) ListHosts(ctx context.Context, req *tooldexv1.ListHostsRequest)
 	if err != nil {
 		return nil, s.toStatus(err)
 	}
-	var hosts []registry.HostStatus
-	for _, h := range s.reg.Hosts() { // sorted by host id, then session id
-		if h.Tenant == tenant || h.Tenant == auth.SharedTenant {
-			hosts = append(hosts, h)
-		}
-	}
-	hosts, next := page(hosts, func(h registry.HostStatus) string { return h.HostID + "\x00" + h.SessionID }, after, size)
-	resp := &tooldexv1.ListHostsResponse{NextPageToken: next}
-	for _, h := range hosts {
-		resp.Hosts = append(resp.Hosts, &tooldexv1.HostInfo{
-			HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
-			Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
-			Tenant: h.Tenant, Principal: h.Principal,
-		})
-	}
-	return resp, nil
+	hosts, next := page(s.hostsFor(tenant), hostKey, after, size)
+	return &tooldexv1.ListHostsResponse{Hosts: hosts, NextPageToken: next}, nil
 }

@@ -184,3 +184,32 @@ func (s *Server) journalUnregister(ctx context.Context, tenant string, names []s
 	}
 	return removed, notFound, err
 }
+
+// JournaledTool is a frontend registration this replica holds: what the
+// journal should hold under Tenant and the tool's name.
+type JournaledTool struct {
+	Tenant string
+	Tool   *tooldexv1.Tool
+}
+
+// JournaledTools returns the frontend registrations this replica holds
+// that went through the journal (catalog-file and host tools never do),
+// as the catalog stores them, for a journal that lost its store to be
+// written back.
+func (s *Server) JournaledTools() []JournaledTool {
+	jl := s.journal
+	if jl == nil {
+		return nil
+	}
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	var out []JournaledTool
+	for ref := range jl.revs {
+		e := s.cat.Get(ref.tenant, ref.name)
+		if e == nil || e.Tenant() != ref.tenant || e.Source().GetOrigin() != tooldexv1.Origin_ORIGIN_FRONTEND {
+			continue
+		}
+		out = append(out, JournaledTool{Tenant: ref.tenant, Tool: e.Tool()})
+	}
+	return out
+}

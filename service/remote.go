@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,11 +19,19 @@ import (
 // HostAnnouncement is a host session one replica holds, as the others
 // learn of it (package replica carries them).
 type HostAnnouncement struct {
-	Session, HostID, Tenant, Principal string
+	Session, HostID, Tenant, Principal, Version string
 	// Tools are the tools the session serves, as the catalog stores them.
 	Tools []*tooldexv1.Tool
-	// Slots and InFlight are the session's calls at once and in flight.
+	// Slots and InFlight are the session's calls at once and in flight;
+	// Completed the calls it completed.
 	Slots, InFlight int
+	Completed       int64
+}
+
+// RemoteHost is a host session another replica holds.
+type RemoteHost struct {
+	Replica string
+	HostAnnouncement
 }
 
 // Forwarder sends an Execute this replica cannot serve (no host here
@@ -36,6 +45,9 @@ type Forwarder interface {
 	// registry.ErrOverloaded, registry.ErrHostGone (the replica or its
 	// host went away during the call: outcome unknown) or ctx's error.
 	Forward(ctx context.Context, c ForwardCall) (ForwardResult, error)
+	// Hosts returns the host sessions the other replicas hold, as they
+	// last announced them.
+	Hosts() []RemoteHost
 }
 
 // ForwardCall is an Execute call checked by the replica that took it
@@ -74,7 +86,10 @@ func (s *Server) LocalHosts() []HostAnnouncement {
 	hosts := s.reg.Hosts()
 	out := make([]HostAnnouncement, 0, len(hosts))
 	for _, h := range hosts {
-		a := HostAnnouncement{Session: h.SessionID, HostID: h.HostID, Tenant: h.Tenant, Principal: h.Principal, Slots: h.Slots, InFlight: h.InFlight}
+		a := HostAnnouncement{
+			Session: h.SessionID, HostID: h.HostID, Tenant: h.Tenant, Principal: h.Principal, Version: h.Version,
+			Slots: h.Slots, InFlight: h.InFlight, Completed: h.Completed,
+		}
 		for _, name := range h.Tools {
 			if e := s.cat.Get(h.Tenant, name); e != nil && e.HostOwned() && e.Tenant() == h.Tenant {
 				a.Tools = append(a.Tools, e.Tool())
@@ -83,6 +98,46 @@ func (s *Server) LocalHosts() []HostAnnouncement {
 		out = append(out, a)
 	}
 	return out
+}
+
+// hostsFor returns the host sessions serving tenant or the shared
+// catalog, this replica's and (with replicas) the other replicas', sorted
+// by host id, session id and replica (this replica's first).
+func (s *Server) hostsFor(tenant string) []*tooldexv1.HostInfo {
+	var out []*tooldexv1.HostInfo
+	for _, h := range s.reg.Hosts() {
+		if h.Tenant == tenant || h.Tenant == auth.SharedTenant {
+			out = append(out, &tooldexv1.HostInfo{
+				HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
+				Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
+				Tenant: h.Tenant, Principal: h.Principal,
+			})
+		}
+	}
+	if s.remote != nil {
+		for _, h := range s.remote.fwd.Hosts() {
+			if h.Tenant != tenant && h.Tenant != auth.SharedTenant {
+				continue
+			}
+			names := make([]string, 0, len(h.Tools))
+			for _, t := range h.Tools {
+				names = append(names, t.GetName())
+			}
+			slices.Sort(names)
+			out = append(out, &tooldexv1.HostInfo{
+				HostId: h.HostID, SessionId: h.Session, Version: h.Version, Tools: names,
+				Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
+				Tenant: h.Tenant, Principal: h.Principal, Replica: h.Replica,
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b *tooldexv1.HostInfo) int { return strings.Compare(hostKey(a), hostKey(b)) })
+	return out
+}
+
+// hostKey orders ListHosts and keys its pages.
+func hostKey(h *tooldexv1.HostInfo) string {
+	return h.GetHostId() + "\x00" + h.GetSessionId() + "\x00" + h.GetReplica()
 }
 
 // remoteSession names another replica's session in this catalog.

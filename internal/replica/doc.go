@@ -16,6 +16,17 @@
 // writes come back too and are skipped by revision. Catalog files are not
 // in the bucket: every replica loads them from the file at each start.
 //
+// A NATS that comes back without its store holds a new stream (another
+// creation time): the replica makes the buckets again, hands out
+// revisions above all it handed out before, writes back the registrations
+// it holds where the new bucket has no entry for their key, and watches
+// the new bucket from its beginning.
+//
+// # Presence
+//
+// Bucket TOOLDEX_HOSTS holds each replica's liveness and host sessions;
+// Presence.Hosts lists the other replicas' sessions (ListHosts).
+//
 // # Goroutines
 //
 // Watch runs on its caller's goroutine until its ctx is done; Node owns

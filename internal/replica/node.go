@@ -143,10 +143,7 @@ func (n *Node) Conn() *nats.Conn { return n.nc }
 // 1 and file storage, retrying until ctx is done while NATS is not
 // reachable.
 func (n *Node) bucket(ctx context.Context, name, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-	cfg := jetstream.KeyValueConfig{
-		Bucket: name, Description: desc, History: 1, TTL: ttl,
-		Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas,
-	}
+	cfg := n.bucketConfig(name, desc, ttl)
 	bo := retryBackoff()
 	for {
 		kv, err := n.js.CreateOrUpdateKeyValue(ctx, cfg)
@@ -158,6 +155,15 @@ func (n *Node) bucket(ctx context.Context, name, desc string, ttl time.Duration)
 		if !backoff.Sleep(ctx, delay) {
 			return nil, fmt.Errorf("replica: bucket %s: %w (last error: %v)", name, ctx.Err(), err)
 		}
+	}
+}
+
+// bucketConfig is the configuration of the bucket name: history 1, file
+// storage, on the configured number of NATS servers.
+func (n *Node) bucketConfig(name, desc string, ttl time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket: name, Description: desc, History: 1, TTL: ttl,
+		Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas,
 	}
 }
 

@@ -27,6 +27,8 @@ import (
 // sessions each holds.
 const HostsBucket = "TOOLDEX_HOSTS"
 
+const hostsDesc = "tooldex: replicas and the host sessions each holds"
+
 // Timings of presence. A replica refreshes its own key every Beat; one
 // not refreshed for Stale is gone (its sessions leave every other
 // replica's catalog and its forwarded calls are answered UNAVAILABLE).
@@ -95,8 +97,13 @@ type announcement struct {
 	HostID    string   `json:"host_id"`
 	Tenant    string   `json:"tenant"`
 	Principal string   `json:"principal"`
+	Version   string   `json:"version,omitempty"`
 	Slots     int      `json:"slots"`
 	Tools     [][]byte `json:"tools"` // protobuf tooldex.v1.Tool
+	// InFlight and Completed are as of the put: a change of theirs alone
+	// does not put the key again (it waits for the next Refresh).
+	InFlight  int   `json:"in_flight,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
 }
 
 // NewID returns a fresh replica id.
@@ -109,7 +116,7 @@ func NewID() string {
 // OpenPresence creates the hosts bucket, or binds to it, for replica id
 // serving h.
 func (n *Node) OpenPresence(ctx context.Context, id string, h Hosts) (*Presence, error) {
-	kv, err := n.bucket(ctx, HostsBucket, "tooldex: replicas and the host sessions each holds", bucketTTL)
+	kv, err := n.bucket(ctx, HostsBucket, hostsDesc, bucketTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +186,14 @@ func (p *Presence) announce(ctx context.Context) {
 	defer tick.Stop()
 	last := make(map[string][]byte) // session -> value last put
 	lastPut := time.Time{}
+	reconnects := p.n.nc.Stats().Reconnects
 	for {
+		if r := p.n.nc.Stats().Reconnects; r != reconnects {
+			// NATS restarted, perhaps without its store (the bucket
+			// made again by another replica): announce every session.
+			reconnects = r
+			clear(last)
+		}
 		hosts := p.h.LocalHosts()
 		var live liveness
 		now := time.Now()
@@ -188,18 +202,20 @@ func (p *Presence) announce(ctx context.Context) {
 		for _, h := range hosts {
 			live.InFlight += h.InFlight
 			live.Slots += h.Slots
-			a := announcement{Session: h.Session, HostID: h.HostID, Tenant: h.Tenant, Principal: h.Principal, Slots: h.Slots}
+			a := announcement{Session: h.Session, HostID: h.HostID, Tenant: h.Tenant, Principal: h.Principal, Version: h.Version, Slots: h.Slots}
 			for _, t := range h.Tools {
 				b, err := proto.Marshal(t)
 				if err == nil {
 					a.Tools = append(a.Tools, b)
 				}
 			}
-			v, _ := json.Marshal(a)
+			what, _ := json.Marshal(a) // without the counters
 			seen[h.Session] = true
-			if refresh || string(last[h.Session]) != string(v) {
+			if refresh || string(last[h.Session]) != string(what) {
+				a.InFlight, a.Completed = h.InFlight, h.Completed
+				v, _ := json.Marshal(a)
 				if _, err := p.kv.Put(ctx, "s."+p.id+"."+h.Session, v); err == nil {
-					last[h.Session] = v
+					last[h.Session] = what
 				}
 			}
 		}
@@ -214,7 +230,11 @@ func (p *Presence) announce(ctx context.Context) {
 			lastPut = now
 		}
 		v, _ := json.Marshal(live)
-		_, _ = p.kv.Put(ctx, "r."+p.id, v)
+		if _, err := p.kv.Put(ctx, "r."+p.id, v); p.bucketGone(ctx, err) {
+			// A NATS that came back without its store: the bucket is
+			// made again, and every session announced anew.
+			clear(last)
+		}
 		p.sweep(now)
 		select {
 		case <-ctx.Done():
@@ -222,6 +242,23 @@ func (p *Presence) announce(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// bucketGone reports whether err says the hosts bucket is gone (a NATS
+// that came back without its store), and then creates it again
+// (idempotent: the other replicas race to do the same).
+func (p *Presence) bucketGone(ctx context.Context, err error) bool {
+	if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, Beat)
+	defer cancel()
+	if _, cerr := p.n.js.CreateOrUpdateKeyValue(cctx, p.n.bucketConfig(HostsBucket, hostsDesc, bucketTTL)); cerr != nil {
+		p.log.Warn("hosts bucket gone; creating it again failed", zap.Error(cerr))
+		return false
+	}
+	p.log.Warn("hosts bucket gone (NATS without its store): created again, sessions announced anew")
+	return true
 }
 
 // watch applies the other replicas' keys as they change, resuming after
@@ -306,7 +343,10 @@ func (p *Presence) apply(e jetstream.KeyValueEntry) {
 			p.log.Warn("undecodable session skipped", zap.String("key", e.Key()), zap.Error(err))
 			return
 		}
-		ann := service.HostAnnouncement{Session: a.Session, HostID: a.HostID, Tenant: a.Tenant, Principal: a.Principal, Slots: a.Slots}
+		ann := service.HostAnnouncement{
+			Session: a.Session, HostID: a.HostID, Tenant: a.Tenant, Principal: a.Principal, Version: a.Version,
+			Slots: a.Slots, InFlight: a.InFlight, Completed: a.Completed,
+		}
 		var refs []toolRef
 		for _, b := range a.Tools {
 			t := &tooldexv1.Tool{}
@@ -424,6 +464,18 @@ func (p *Presence) Serves(tenant, tool string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.byTool[toolRef{tenant, tool}]) > 0
+}
+
+// Hosts returns the host sessions of the other replicas alive, as they
+// last announced them.
+func (p *Presence) Hosts() []service.RemoteHost {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]service.RemoteHost, 0, len(p.sessions))
+	for _, rs := range p.sessions {
+		out = append(out, service.RemoteHost{Replica: rs.peer.id, HostAnnouncement: rs.ann})
+	}
+	return out
 }
 
 // pick returns the least-loaded replica (in flight over slots) serving the

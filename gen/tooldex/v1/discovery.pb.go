@@ -1728,7 +1728,8 @@ func (x *ListHostsRequest) GetPageToken() string {
 // ListHostsResponse lists connected hosts.
 type ListHostsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Hosts, sorted by host id, then session id.
+	// Hosts, sorted by host id, then session id, then replica (this
+	// replica's own first): with replicas on NATS, every replica's hosts.
 	Hosts []*HostInfo `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	// Set when more hosts follow: pass it as page_token for the next page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -1800,7 +1801,12 @@ type HostInfo struct {
 	// The tenant the host serves in ("shared": every tenant).
 	Tenant string `protobuf:"bytes,8,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// The principal the host authenticated as.
-	Principal     string `protobuf:"bytes,9,opt,name=principal,proto3" json:"principal,omitempty"`
+	Principal string `protobuf:"bytes,9,opt,name=principal,proto3" json:"principal,omitempty"`
+	// The replica holding the host's stream when it is another replica than
+	// the one asked (replicas on NATS: see docs/REPLICAS.md); empty for this
+	// replica's own hosts. A remote host's in_flight and completed are as
+	// it last announced them (at most 10 s old).
+	Replica       string `protobuf:"bytes,10,opt,name=replica,proto3" json:"replica,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1894,6 +1900,13 @@ func (x *HostInfo) GetTenant() string {
 func (x *HostInfo) GetPrincipal() string {
 	if x != nil {
 		return x.Principal
+	}
+	return ""
+}
+
+func (x *HostInfo) GetReplica() string {
+	if x != nil {
+		return x.Replica
 	}
 	return ""
 }
@@ -2423,7 +2436,7 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"g\n" +
 	"\x11ListHostsResponse\x12*\n" +
 	"\x05hosts\x18\x01 \x03(\v2\x14.tooldex.v1.HostInfoR\x05hosts\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf9\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x93\x02\n" +
 	"\bHostInfo\x12\x17\n" +
 	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1d\n" +
 	"\n" +
@@ -2434,7 +2447,9 @@ const file_tooldex_v1_discovery_proto_rawDesc = "" +
 	"\tin_flight\x18\x06 \x01(\x05R\binFlight\x12\x1c\n" +
 	"\tcompleted\x18\a \x01(\x03R\tcompleted\x12\x16\n" +
 	"\x06tenant\x18\b \x01(\tR\x06tenant\x12\x1c\n" +
-	"\tprincipal\x18\t \x01(\tR\tprincipal\"\xa6\x01\n" +
+	"\tprincipal\x18\t \x01(\tR\tprincipal\x12\x18\n" +
+	"\areplica\x18\n" +
+	" \x01(\tR\areplica\"\xa6\x01\n" +
 	"\x12GetManifestRequest\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06caller\x18\x02 \x01(\tR\x06caller\x12%\n" +
