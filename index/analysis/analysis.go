@@ -381,8 +381,11 @@ type KeywordTerm struct {
 }
 
 // KeywordTerms splits a keyword query on white space into scoring terms.
-// "+term" marks a required term. Stop words and one-letter terms are
-// dropped, so they never score.
+// "+term" marks a required term, unless a digit follows the "+": "+4915…"
+// and "+1" are phone numbers and signed numbers that a request quotes, not
+// operators (requiring a number no tool mentions emptied the results of
+// such requests; docs/BENCHMARKS.md, session 8). Stop words and one-letter
+// terms are dropped, so they never score.
 func (a *Analyzer) KeywordTerms(query string) []KeywordTerm {
 	out, _ := a.keywordTerms(nil, nil, query)
 	return out
@@ -401,7 +404,7 @@ func (a *Analyzer) keywordTerms(out []KeywordTerm, words []string, query string)
 func (a *Analyzer) keywordTermsUnicode(out []KeywordTerm, words []string, query string) ([]KeywordTerm, []string) {
 	for f := range strings.FieldsSeq(query) {
 		req := false
-		if len(f) > 1 && f[0] == '+' {
+		if len(f) > 1 && f[0] == '+' && !isDigitASCII(f[1]) {
 			req, f = true, f[1:]
 		}
 		trimmed := strings.TrimFunc(f, notWordRune)
@@ -456,7 +459,7 @@ func (a *Analyzer) keywordTermsLower(out []KeywordTerm, words []string, query, l
 		}
 		from, to := start, i
 		req := false
-		if to-from > 1 && query[from] == '+' {
+		if to-from > 1 && query[from] == '+' && !isDigitASCII(query[from+1]) {
 			req = true
 			from++
 		}

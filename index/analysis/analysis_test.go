@@ -222,6 +222,17 @@ func TestKeywordTerms(t *testing.T) {
 			{Raw: "reminder", Whole: "reminder", Words: []string{"reminder"}},
 		}},
 		{"the of + x +a", nil},
+		// "+" before a digit is a number's sign, not the operator.
+		{"verify +4915123577723 +3d", []KeywordTerm{
+			{Raw: "verify", Whole: "verify", Words: []string{"verify"}},
+			{Raw: "4915123577723", Whole: "4915123577723", Words: []string{"4915123577723"}},
+			{Raw: "3d", Whole: "3d", Words: []string{"3d"}},
+		}},
+		{"+4915 numéro +slack", []KeywordTerm{
+			{Raw: "4915", Whole: "4915", Words: []string{"4915"}},
+			{Raw: "numéro", Whole: "numéro", Words: []string{"numéro"}},
+			{Raw: "slack", Whole: "slack", Words: []string{"slack"}, Required: true},
+		}},
 		{"定时任务", nil},
 		{"fichier à é ｂ", []KeywordTerm{{Raw: "fichier", Whole: "fichier", Words: []string{"fichier"}}}},
 		{"", nil},

@@ -64,7 +64,7 @@ func (a *Analyzer) refKeywordTerms(query string) []KeywordTerm {
 	var out []KeywordTerm
 	for _, f := range strings.Fields(query) {
 		req := false
-		if len(f) > 1 && f[0] == '+' {
+		if len(f) > 1 && f[0] == '+' && (f[1] < '0' || f[1] > '9') {
 			req, f = true, f[1:]
 		}
 		trimmed := strings.TrimFunc(f, func(r rune) bool { return !isWordRune(r) })

@@ -107,7 +107,7 @@ func datasetDirs(spec string) ([]string, error) {
 
 // runCrossval is eval --crossval: the leave-one-dataset-out table of the
 // grid over the datasets, beside plain BM25 and the current defaults.
-func runCrossval(e env, datasets, grid string) error {
+func runCrossval(e env, datasets, grid string, shapes []eval.Shape, multi eval.MultiTool) error {
 	g, err := eval.ParseGrid(grid)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
@@ -126,8 +126,13 @@ func runCrossval(e env, datasets, grid string) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	for i := range sets {
+		if sets[i].Dataset, err = eval.Reshape(sets[i].Dataset, shapes, multi); err != nil {
+			return fmt.Errorf("eval: %s: %w", sets[i].Name, err)
+		}
+	}
 	baselines := []eval.Baseline{
-		{Name: "BM25", Build: func(ds *eval.Dataset) (eval.Ranker, error) { return eval.PlainBM25(ds, index.ParamText), nil }},
+		{Name: "BM25", Build: func(ds *eval.Dataset) (eval.Ranker, error) { return eval.PlainBM25(ds), nil }},
 		{Name: "default", Build: func(ds *eval.Dataset) (eval.Ranker, error) { return hybridRanker(ds, index.DefaultConfig()), nil }},
 	}
 	build := func(ds *eval.Dataset, s eval.Setting) (eval.Ranker, error) {

@@ -60,7 +60,7 @@ func TestEvalSampleDataset(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("eval --json: %v\n%s", err, stdout)
 	}
-	for _, ranking := range []string{"keyword", "tfidf", "hybrid"} {
+	for _, ranking := range []string{"bm25", "keyword", "tfidf", "hybrid"} {
 		if _, ok := got[ranking]["R@10"]; !ok {
 			t.Errorf("eval --json has no %s R@10: %s", ranking, stdout)
 		}
@@ -71,6 +71,13 @@ func TestEvalSampleDataset(t *testing.T) {
 	ds, err := eval.Load("../../testdata/sample/tools.jsonl", "../../testdata/sample/queries.jsonl")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Shaped queries run too; a bad shape is a usage error.
+	if code, _, stderr := runDev("eval", "--tools", "../../testdata/sample/tools.jsonl", "--queries", "../../testdata/sample/queries.jsonl", "--semantic", "off", "--query-shape", "full+keywords", "--multi-tool", "pairs"); code != 0 {
+		t.Errorf("eval --query-shape full+keywords --multi-tool pairs: exit %d: %s", code, stderr)
+	}
+	if code, _, _ := runDev("eval", "--tools", "../../testdata/sample/tools.jsonl", "--queries", "../../testdata/sample/queries.jsonl", "--query-shape", "tiny"); code == 0 {
+		t.Error("eval --query-shape tiny: exit 0, want an error")
 	}
 	names := make(map[string]bool)
 	for _, tl := range ds.Tools {

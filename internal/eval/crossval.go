@@ -13,8 +13,6 @@ import (
 	"sync"
 	"text/tabwriter"
 	"unicode"
-
-	"github.com/tooldex/tooldex/index/analysis"
 )
 
 // Leave-one-dataset-out evaluation.
@@ -324,19 +322,22 @@ func (cv *CrossVal) Print(w io.Writer) error {
 	return err
 }
 
-// PlainBM25 returns the floor a tool index must clear
-// (shared/datasets/README.md): BM25 (k1 1.2, b 0.75) over one document per
-// tool, its name, description and parameter text (paramText of its input
-// schema), as lower-case words split at camelCase and snake_case, stop
-// words dropped, unstemmed.
-func PlainBM25(ds *Dataset, paramText func(map[string]any) string) Ranker {
-	an := analysis.New()
-	r := &plainBM25{ids: make(map[string]int32), an: an}
+// PlainBM25 returns the floor a tool index must clear, as
+// shared/datasets/README.md defines it: BM25 with k1 1.2 and b 0.75, idf
+// ln(1 + (N - df + 0.5)/(df + 0.5)), over one document per tool: its dataset
+// name, description and the name and description of every top-level
+// parameter; words are runs of ASCII letters and digits split at camelCase
+// and lower-cased (so snake_case, kebab-case and dotted names split too),
+// stop words (bm25Stop) dropped, unstemmed; a query word counts once. Ties
+// go to the earlier tool of the dataset. It shares no code with the index,
+// so a change to tooldex's analysis cannot move its own floor.
+func PlainBM25(ds *Dataset) Ranker {
+	r := &plainBM25{ids: make(map[string]int32)}
 	var total float64
 	for _, t := range ds.Tools {
 		tf := make(map[int32]float64)
 		n := 0
-		for _, w := range r.words(t.Original + " " + t.Description + " " + paramText(t.InputSchema)) {
+		for _, w := range bm25Words(t.Original + " " + t.Description + " " + bm25Params(t.InputSchema)) {
 			id, ok := r.ids[w]
 			if !ok {
 				id = int32(len(r.ids))
@@ -364,7 +365,6 @@ type bm25Post struct {
 }
 
 type plainBM25 struct {
-	an    *analysis.Analyzer
 	ids   map[string]int32
 	post  [][]bm25Post
 	names []string
@@ -372,24 +372,12 @@ type plainBM25 struct {
 	avg   float64
 }
 
-func (r *plainBM25) words(text string) []string {
-	var out []string
-	for _, tok := range analysis.Tokens(text) {
-		for _, p := range tok.Parts {
-			if !r.an.IsStopWord(p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
 func (r *plainBM25) Rank(query string, k int) ([]string, error) {
 	const k1, b = 1.2, 0.75
 	acc := make(map[int32]float64)
 	n := float64(len(r.names))
 	seen := make(map[int32]bool)
-	for _, w := range r.words(query) {
+	for _, w := range bm25Words(query) {
 		id, ok := r.ids[w]
 		if !ok || seen[id] {
 			continue

@@ -164,7 +164,7 @@ func TestPlainBM25(t *testing.T) {
 		{Name: "send_mail", Original: "sendMail", Description: "Sends an e-mail message to a recipient."},
 		{Name: "stock_price", Original: "stockPrice", Description: "The price of a stock, by ticker."},
 	}}
-	r := PlainBM25(ds, func(map[string]any) string { return "" })
+	r := PlainBM25(ds)
 	for q, want := range map[string]string{"weather in paris": "get_weather", "send a mail": "send_mail", "ticker price": "stock_price"} {
 		got, err := r.Rank(q, 2)
 		if err != nil || len(got) == 0 || got[0] != want {
