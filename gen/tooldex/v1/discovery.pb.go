@@ -700,7 +700,9 @@ func (x *ListToolsResponse) GetNextPageToken() string {
 type SearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The query: "select:A,B", "discover:<task>", "mcp__server", a tool name,
-	// or keywords where "+term" makes a term required. At most 4,096 bytes.
+	// or keywords where "+term" makes a term required ("+" before a digit is
+	// a number's sign: "+4915123577723" is searched, not required). At most
+	// 4,096 bytes.
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// Maximum results; 0 means 5, values above 100 are treated as 100.
 	// select: returns every named tool regardless.
