@@ -195,8 +195,13 @@ func TestAdversarialStalledReplicaSkipped(t *testing.T) {
 	echoHost(t, s.addr, "good", 16)
 	waitFor(t, 10*time.Second, "two replicas", func() bool { return len(hostsServing(t, c, "echo")) == 2 })
 
-	// Calls until one lands on mute and times out (one call timeout).
-	const callTimeout = 2 * time.Second
+	// Calls until one lands on mute and times out (one call timeout). The
+	// deadline leaves the server well past the registry's StallAfter (1 s)
+	// after it sent the call, however late a loaded machine delivers it;
+	// the callers after it get a deadline that only a call sent to mute
+	// would reach.
+	const callTimeout = 5 * time.Second
+	const answerTimeout = 15 * time.Second
 	for i := 0; muteCalls.Load() == 0; i++ {
 		if i == 20 {
 			t.Fatal("no call reached the mute replica in 20 calls")
@@ -215,7 +220,7 @@ func TestAdversarialStalledReplicaSkipped(t *testing.T) {
 	var failed atomic.Int64
 	for range 20 {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
 			defer cancel()
 			if _, err := c.Execute(ctx, &tooldexv1.ExecuteRequest{ToolName: "echo"}); err != nil {
 				failed.Add(1)
