@@ -17,7 +17,7 @@ import (
 // missing, unless CI is set.
 func npmServer(t *testing.T, pkg string) string {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("..", "testdata", "mcp", "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js"))
+	path, err := filepath.Abs(filepath.Join("..", "..", "testdata", "mcp", "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
