@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -46,6 +47,23 @@ type journaled struct {
 
 	mu   sync.Mutex
 	revs map[toolRef]uint64
+	// refused holds, by tenant and name, the latest journaled registration
+	// this catalog refused because a host holds the name (served, or in
+	// its hold): it is applied once the name is free (retryRefused), so
+	// that this replica ends as one that never had the host. A later write
+	// or removal of the name drops it (newer). At most the catalog's
+	// MaxTenantTools a tenant (perTenant counts them).
+	refused   map[toolRef]refusedWrite
+	perTenant map[string]int
+	// retry, while refused is not empty, is the timer of the next retry.
+	retry *time.Timer
+}
+
+// refusedWrite is a registration the catalog refused, and the principal
+// it was registered as ("" from the journal).
+type refusedWrite struct {
+	e  *catalog.Entry
+	by string
 }
 
 type toolRef struct{ tenant, name string }
@@ -55,24 +73,109 @@ type toolRef struct{ tenant, name string }
 // they are the operator's, loaded from the file at every start, never
 // journaled.
 func (s *Server) SetJournal(j Journal) {
-	s.journal = &journaled{j: j, revs: make(map[toolRef]uint64)}
+	s.journal = &journaled{j: j, revs: make(map[toolRef]uint64),
+		refused: make(map[toolRef]refusedWrite), perTenant: make(map[string]int)}
 }
 
 // newer records rev for ref and reports whether it is later than what was
-// applied. The caller holds jl.mu.
+// applied; a later write supersedes the refused one, if any. The caller
+// holds jl.mu.
 func (jl *journaled) newer(ref toolRef, rev uint64) bool {
 	if rev <= jl.revs[ref] {
 		return false
 	}
 	jl.revs[ref] = rev
+	jl.forget(ref)
 	return true
+}
+
+// forget drops the refused write of ref, if any. The caller holds jl.mu.
+func (jl *journaled) forget(ref toolRef) {
+	if _, ok := jl.refused[ref]; !ok {
+		return
+	}
+	delete(jl.refused, ref)
+	if jl.perTenant[ref.tenant]--; jl.perTenant[ref.tenant] == 0 {
+		delete(jl.perTenant, ref.tenant)
+	}
+}
+
+// applyLocked registers e, journaled as the newest write of its name, in
+// the catalog as by. A refusal because a host holds the name is kept for
+// retryRefused; any other is logged. The caller holds jl.mu.
+func (s *Server) applyLocked(tenant, by string, e *catalog.Entry, rev uint64) {
+	_, err := s.cat.Register(tenant, by, []*catalog.Entry{e}, false)
+	if err == nil {
+		return
+	}
+	jl := s.journal
+	ref := toolRef{tenant, e.Name()}
+	var conflict *catalog.ConflictError
+	if errors.As(err, &conflict) {
+		_, had := jl.refused[ref]
+		if had || jl.perTenant[tenant] < s.cat.Config().MaxTenantTools {
+			jl.refused[ref] = refusedWrite{e: e, by: by}
+			if !had {
+				jl.perTenant[tenant]++
+			}
+			s.armRetryLocked()
+			s.log.Info("journal: registration waits for the name to be free", zap.String("tenant", tenant), zap.String("tool", e.Name()), zap.Uint64("revision", rev), zap.Error(err))
+			return
+		}
+	}
+	s.log.Warn("journal: registration not applied", zap.String("tenant", tenant), zap.String("tool", e.Name()), zap.Uint64("revision", rev), zap.Error(err))
+}
+
+// armRetryLocked starts the retry timer unless it runs. The caller holds
+// jl.mu.
+//
+// The refused writes are retried periodically, every Config.Hold of the
+// catalog, while any is left: a name becomes free when its last host
+// leaves and then its hold passes, so a retry at that period applies a
+// refused write at most two holds after the host left. That is simpler
+// than a hook on every way a host stops serving a name (local, remote,
+// a changed tool list) plus a timer at each hold's end, and as correct:
+// the catalog alone says whether the name is free. One timer a Server;
+// each retry costs one Register a refused write, at most MaxTenantTools a
+// tenant.
+func (s *Server) armRetryLocked() {
+	jl := s.journal
+	if jl.retry != nil || len(jl.refused) == 0 {
+		return
+	}
+	jl.retry = time.AfterFunc(s.cat.Config().Hold, s.retryRefused)
+}
+
+// retryRefused applies the refused writes whose names are free now; the
+// others wait for the next retry.
+func (s *Server) retryRefused() {
+	jl := s.journal
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	jl.retry = nil
+	for ref, w := range jl.refused {
+		_, err := s.cat.Register(ref.tenant, w.by, []*catalog.Entry{w.e}, false)
+		var conflict *catalog.ConflictError
+		if err != nil && errors.As(err, &conflict) {
+			continue
+		}
+		jl.forget(ref)
+		if err != nil {
+			s.log.Warn("journal: registration not applied", zap.String("tenant", ref.tenant), zap.String("tool", ref.name), zap.Uint64("revision", jl.revs[ref]), zap.Error(err))
+		} else {
+			s.log.Info("journal: registration applied, its name free again", zap.String("tenant", ref.tenant), zap.String("tool", ref.name), zap.Uint64("revision", jl.revs[ref]))
+		}
+	}
+	s.armRetryLocked()
 }
 
 // ApplyJournal applies one journaled write to this replica's catalog:
 // tool is the tool stored under tenant and name, nil for a removal. A
-// write at or before the revision already applied is skipped; a write the
-// catalog refuses (a name this replica's hosts serve) is logged and
-// skipped. It is the journal watcher's callback.
+// write at or before the revision already applied is skipped; a
+// registration the catalog refuses because this replica's hosts hold the
+// name (serve it, or within its hold) is applied once the name is free,
+// unless a later write of the name comes first. It is the journal
+// watcher's callback.
 func (s *Server) ApplyJournal(tenant, name string, tool *tooldexv1.Tool, rev uint64) {
 	jl := s.journal
 	if jl == nil {
@@ -99,10 +202,9 @@ func (s *Server) ApplyJournal(tenant, name string, tool *tooldexv1.Tool, rev uin
 		return
 	}
 	// Who registered it is not journaled: a name a host principal holds
-	// refuses the replayed write, as it would refuse any other frontend's.
-	if _, err := s.cat.Register(tenant, "", []*catalog.Entry{e}, false); err != nil {
-		s.log.Warn("journal: registration not applied", zap.String("tenant", tenant), zap.String("tool", name), zap.Uint64("revision", rev), zap.Error(err))
-	}
+	// refuses the replayed write, as it would refuse any other frontend's,
+	// until the name is free.
+	s.applyLocked(tenant, "", e, rev)
 }
 
 // journalRegister registers entries (checked by a validate-only Register
@@ -140,9 +242,16 @@ func (s *Server) journalRegister(ctx context.Context, tenant, by string, entries
 		return nil
 	}
 	// The journal holds the batch: a refusal now (a host claimed a name
-	// since the check) leaves this replica without it until the watcher
-	// brings it again, which the catalog refuses the same way.
+	// since the check) is the caller's error, but this replica must end
+	// as the others, which apply the batch name by name (the watcher skips
+	// it here: its revisions are applied). So its tools go in one by one,
+	// a name a host holds once it is free.
 	_, err = s.cat.Register(tenant, by, keep, false)
+	if err != nil {
+		for _, e := range keep {
+			s.applyLocked(tenant, by, e, jl.revs[toolRef{tenant, e.Name()}])
+		}
+	}
 	return err
 }
 
@@ -194,8 +303,8 @@ type JournaledTool struct {
 
 // JournaledTools returns the frontend registrations this replica holds
 // that went through the journal (catalog-file and host tools never do),
-// as the catalog stores them, for a journal that lost its store to be
-// written back.
+// as the catalog stores them, and those waiting for a host's name to be
+// free, for a journal that lost its store to be written back.
 func (s *Server) JournaledTools() []JournaledTool {
 	jl := s.journal
 	if jl == nil {
@@ -210,6 +319,11 @@ func (s *Server) JournaledTools() []JournaledTool {
 			continue
 		}
 		out = append(out, JournaledTool{Tenant: ref.tenant, Tool: e.Tool()})
+	}
+	// A write refused while a host holds its name is this replica's too:
+	// a replica without the host holds it.
+	for ref, w := range jl.refused {
+		out = append(out, JournaledTool{Tenant: ref.tenant, Tool: w.e.Tool()})
 	}
 	return out
 }
