@@ -71,7 +71,7 @@ func BenchmarkSearchFused(b *testing.B) {
 		for _, t := range tools {
 			ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
 		}
-		emb, _, err := semantic.Local(semantic.ModeStatic)
+		emb, err := semantic.Local(semantic.ModeStatic)
 		if err != nil {
 			b.Fatal(err)
 		}

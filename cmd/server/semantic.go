@@ -49,7 +49,7 @@ func newSemanticStore(c *config, getenv func(string) string, log *zap.Logger) (*
 		}
 		emb = client
 	default:
-		e, _, err := semantic.Local(c.semantic)
+		e, err := semantic.Local(c.semantic)
 		if err != nil {
 			return nil, fmt.Errorf("--semantic=%s: %w", c.semantic, err)
 		}

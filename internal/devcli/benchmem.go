@@ -82,7 +82,7 @@ func benchMemory(ctx context.Context, e env, args []string) error {
 	}
 	var store *semantic.Store
 	if mode != semantic.ModeOff {
-		emb, _, err := semantic.Local(mode)
+		emb, err := semantic.Local(mode)
 		if err != nil {
 			return err
 		}

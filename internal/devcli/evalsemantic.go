@@ -90,9 +90,10 @@ func (f *semanticFlags) rankers(mode semantic.Mode, ix *index.Index, tools []eva
 		}, f.model)
 	} else {
 		var err error
-		if emb, name, err = semantic.Local(mode); err != nil {
+		if emb, err = semantic.Local(mode); err != nil {
 			return nil, nil, err
 		}
+		name = semantic.CacheName(mode)
 	}
 	closeCache := func() error { return nil }
 	if f.cacheDir != "" {

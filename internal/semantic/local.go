@@ -65,17 +65,28 @@ func MinSimilarity(m Mode) float64 {
 	return 0
 }
 
-// Local returns an embedded model's embedder and a name for it that
-// changes when its embedded files do (for caches: the name holds their
-// digest); the mode must be static or full.
-func Local(m Mode) (Embedder, string, error) {
+// Local returns an embedded model's embedder; the mode must be static or
+// full.
+func Local(m Mode) (Embedder, error) {
 	switch m {
 	case ModeStatic:
-		e, err := static.Load()
-		return e, "static-" + static.Digest(), err
+		return static.Load()
 	case ModeFull:
-		e, err := uselite.Load()
-		return e, "uselite-" + uselite.Digest(), err
+		return uselite.Load()
 	}
-	return nil, "", fmt.Errorf("semantic: %s is not an embedded model", m)
+	return nil, fmt.Errorf("semantic: %s is not an embedded model", m)
+}
+
+// CacheName is a name for an embedded model's vectors that changes when
+// its embedded files do (it holds their digest), for caches keyed by
+// model; "" when the mode is not an embedded model. The digest hashes the
+// model's files, so only what keeps a cache asks for it.
+func CacheName(m Mode) string {
+	switch m {
+	case ModeStatic:
+		return "static-" + static.Digest()
+	case ModeFull:
+		return "uselite-" + uselite.Digest()
+	}
+	return ""
 }

@@ -20,15 +20,15 @@ func TestLocalNamesHoldDigests(t *testing.T) {
 	}
 	hex := regexp.MustCompile(`^[a-z]+-[0-9a-f]{12}$`)
 	for _, tt := range tests {
-		_, got, err := Local(tt.mode)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := CacheName(tt.mode)
 		if got != tt.want || !hex.MatchString(got) {
-			t.Errorf("Local(%s) name = %q, want %q (name-12 hex digits)", tt.mode, got, tt.want)
+			t.Errorf("CacheName(%s) = %q, want %q (name-12 hex digits)", tt.mode, got, tt.want)
 		}
 	}
-	if _, _, err := Local(ModeOff); err == nil {
+	if got := CacheName(ModeOff); got != "" {
+		t.Errorf("CacheName(off) = %q, want none", got)
+	}
+	if _, err := Local(ModeOff); err == nil {
 		t.Error("Local(off): no error")
 	}
 }
