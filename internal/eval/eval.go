@@ -116,7 +116,7 @@ func Load(toolsPath, queriesPath string) (*Dataset, error) {
 		for _, orig := range q.Relevant {
 			name, ok := legal[orig]
 			if !ok {
-				name = names.claim(sanitize(orig))
+				name = names.claim(toolname.Sanitize(orig))
 				legal[orig] = name
 			}
 			if !seen[name] {
@@ -143,25 +143,10 @@ func assignNames(originals []string) ([]string, *namer) {
 	}
 	for i, o := range originals {
 		if out[i] == "" {
-			out[i] = names.claim(sanitize(o))
+			out[i] = names.claim(toolname.Sanitize(o))
 		}
 	}
 	return out, names
-}
-
-// sanitize replaces every character (rune; each byte of invalid UTF-8) outside
-// [a-zA-Z0-9_-] by '_'. It does not truncate.
-func sanitize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r < 0x80 && toolname.LegalByte(byte(r)) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }
 
 // namer hands out unique legal names.

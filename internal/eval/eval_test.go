@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tooldex/tooldex/internal/toolname"
 )
 
 // fakeRanker returns a fixed ranking per query text and records the k asked.
@@ -454,7 +456,7 @@ func TestRealDatasets(t *testing.T) {
 				if legalRE.MatchString(tool.Original) && tool.Name != tool.Original {
 					t.Errorf("legal name %q mapped to %q", tool.Original, tool.Name)
 				}
-				if tool.Name != sanitize(tool.Original) {
+				if tool.Name != toolname.Sanitize(tool.Original) {
 					renamed++
 				}
 			}

@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 
 	"github.com/tooldex/tooldex/internal/toolname"
 )
@@ -19,21 +18,12 @@ const (
 	hashLen = 8
 )
 
-// sanitize replaces every character not in [a-zA-Z0-9_-] with '_'. An
-// empty name becomes "_".
+// sanitize is toolname.Sanitize, with an empty name made "_".
 func sanitize(s string) string {
 	if s == "" {
 		return "_"
 	}
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x80 && toolname.LegalByte(byte(r)) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
+	return toolname.Sanitize(s)
 }
 
 // shortHash is a short stable hash of s.

@@ -5,7 +5,10 @@
 // (manifest, toolhost, mcpbridge).
 package toolname
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // MaxLen is the longest legal name, in bytes.
 const MaxLen = 64
@@ -37,4 +40,20 @@ func Check(name string) string {
 		}
 	}
 	return ""
+}
+
+// Sanitize replaces every character (rune; each byte of invalid UTF-8)
+// that may not appear in a name with '_'. It does not truncate, and ""
+// stays "".
+func Sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r < 0x80 && LegalByte(byte(r)) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
 }

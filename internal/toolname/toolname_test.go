@@ -43,3 +43,18 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+func TestSanitize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"get_weather-2", "get_weather-2"},
+		{"API/get user", "API_get_user"},
+		{"café", "caf_"},
+		{"a\xffb", "a_b"},
+	}
+	for _, tt := range tests {
+		if got := Sanitize(tt.in); got != tt.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
