@@ -104,9 +104,10 @@ func (s *Server) LocalHosts() []HostAnnouncement {
 // catalog, this replica's and (with replicas) the other replicas', sorted
 // by host id, session id and replica (this replica's first).
 func (s *Server) hostsFor(tenant string) []*tooldexv1.HostInfo {
+	visible := func(t string) bool { return t == tenant || t == auth.SharedTenant }
 	var out []*tooldexv1.HostInfo
 	for _, h := range s.reg.Hosts() {
-		if h.Tenant == tenant || h.Tenant == auth.SharedTenant {
+		if visible(h.Tenant) {
 			out = append(out, &tooldexv1.HostInfo{
 				HostId: h.HostID, SessionId: h.SessionID, Version: h.Version, Tools: h.Tools,
 				Slots: int32(h.Slots), InFlight: int32(h.InFlight), Completed: h.Completed,
@@ -116,7 +117,7 @@ func (s *Server) hostsFor(tenant string) []*tooldexv1.HostInfo {
 	}
 	if s.remote != nil {
 		for _, h := range s.remote.fwd.Hosts() {
-			if h.Tenant != tenant && h.Tenant != auth.SharedTenant {
+			if !visible(h.Tenant) {
 				continue
 			}
 			names := make([]string, 0, len(h.Tools))
