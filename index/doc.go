@@ -11,8 +11,11 @@
 //     search-hint word 4; a description word 2. Stop words and one-letter
 //     terms never score, and words match whole (no regex scan: every field is
 //     an inverted list). The keyword score of a tool is the mean over the
-//     query terms the catalog knows of min(points, 16) / 16, a number in
-//     [0, 1] that does not depend on the other results.
+//     query terms the catalog knows of sqrt(min(points, 16) / 16), each
+//     term weighted by BM25's idf of the tools it can match (a word most
+//     names have, "get" or "information", counts less than a rare one), a
+//     number in [0, 1] that does not depend on the other results. Points
+//     themselves (Hit.Points) are the seed's, unweighted.
 //   - A text scorer over four fields: name (split into words, weight
 //     3.0), search hint (2.5), description (1.0) and parameters
 //     (Config.ParamWeight). The default is BM25F: per field, a term's count

@@ -14,10 +14,11 @@ import (
 // The hybrid score wk × keyword + wt × text is monotone in every query
 // term's BM25F contribution and in every keyword term's score. A text term
 // contributes less than its weight qw = count × idf (x / (k1 + x) < 1) and
-// a keyword term at most 1 to the keyword sum, so a document whose text
-// contributions sum to at most R and whose keyword terms' scores sum to at
-// most K scores at most bound(R, K) = wk × K / known + wt × sqrt(min(1,
-// R / ideal)). Terms are taken as non-essential, text terms by ascending
+// a keyword term at most its weight w to the keyword sum, so a document
+// whose text contributions sum to at most R and whose keyword terms'
+// weighted scores sum to at most K scores at most bound(R, K) = wk × K /
+// total + wt × sqrt(min(1, R / ideal)), total being the sum of the keyword
+// terms' weights. Terms are taken as non-essential, text terms by ascending
 // weight and keyword terms by descending posting count, while the bound of
 // all of them together stays under the current n-th best score θ: a
 // document found only in their lists cannot enter the top n, so only the
@@ -159,8 +160,8 @@ func (p *plan) bound(r, k float64) float64 {
 		t = 0
 	}
 	var kw float64
-	if p.known > 0 {
-		kw = min(k, float64(p.known)) / float64(p.known)
+	if p.kwTotal > 0 {
+		kw = min(k, p.kwTotal) / p.kwTotal
 	}
 	return (p.wk*kw + p.wt*t) * (1 + boundSlack)
 }
@@ -175,8 +176,8 @@ type limiter struct {
 func (p *plan) limiter(th float64) limiter {
 	l := limiter{a: th / (1 + boundSlack), invWt: 1 / p.wt, minTF: p.minTF,
 		ideal: p.ideal / (1 + boundSlack) * (1 - boundSlack)}
-	if p.known > 0 {
-		l.kw, l.known = p.wk/float64(p.known), float64(p.known)
+	if p.kwTotal > 0 {
+		l.kw, l.known = p.wk/p.kwTotal, p.kwTotal
 	}
 	return l
 }
@@ -231,12 +232,12 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		r.scoreEssentialText(lo, hi)
 		r.boundEssentialKeywords(lo, hi)
 		nseen := sc.countSeen(lo, hi)
-		nseek := r.scanNonEssentialKeywords(lo, hi, nseen)
+		seekW := r.scanNonEssentialKeywords(lo, hi, nseen)
 		r.markPartialNames(lo, hi)
 		if r.st != nil {
 			r.st.seen.Add(int64(nseen))
 		}
-		r.collectCandidates(lo, hi, nseek)
+		r.collectCandidates(lo, hi, seekW)
 		sc.clearKeywordMarks()
 		r.finishSurvivors()
 	}
@@ -256,7 +257,8 @@ type shardRun struct {
 
 	top      []Hit
 	th       float64
-	net, nek int // non-essential terms: q.order[:net], sc.kord[:nek]
+	net, nek int     // non-essential terms: q.order[:net], sc.kord[:nek]
+	nekW     float64 // the weights of sc.kord[:nek] summed
 }
 
 // openLists loads the shard's posting lists of the query's text terms and
@@ -320,13 +322,14 @@ func (r *shardRun) splitTerms() bool {
 	p, pre, order, sc := r.p, r.q.pre, r.q.order, r.sc
 	nt, nk := len(p.tf), len(p.kw)
 	for {
-		canT := r.net < nt && p.bound(pre[r.net+1], float64(r.nek)) < r.th
-		canK := r.nek < nk && p.bound(pre[r.net], float64(r.nek+1)) < r.th
+		canT := r.net < nt && p.bound(pre[r.net+1], r.nekW) < r.th
+		canK := r.nek < nk && p.bound(pre[r.net], r.nekW+p.kw[sc.kord[r.nek]].w) < r.th
 		switch {
 		case canT && (!canK || len(sc.lists[order[r.net]]) >= sc.kvol[sc.kord[r.nek]]):
 			r.net++
 			continue
 		case canK:
+			r.nekW += p.kw[sc.kord[r.nek]].w
 			r.nek++
 			continue
 		}
@@ -372,8 +375,9 @@ func (r *shardRun) boundEssentialKeywords(lo, hi int) {
 		if r.st != nil {
 			r.st.keyword.Add(int64(len(sc.tt)))
 		}
+		w := r.p.kw[sc.kord[k]].w
 		for _, s := range sc.tt {
-			sc.kwub[s] += keywordBound(sc.bits[s])
+			sc.kwub[s] += keywordBound(sc.bits[s]) * w
 			sc.bits[s] = 0
 			sc.seen[s>>6] |= 1 << (s & 63)
 		}
@@ -393,18 +397,19 @@ func (sc *pruneScratch) countSeen(lo, hi int) int {
 // scanNonEssentialKeywords chooses, per non-essential keyword term, to
 // scan its postings in the window (when they are few against the nseen
 // documents seen) into per-slot bounds in sc.kwne, or to look it up per
-// candidate later (sc.scan says which); it returns how many are looked up.
-func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) int {
+// candidate later (sc.scan says which); it returns the weights of those
+// looked up, summed.
+func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 	sc := r.sc
 	nslots := len(r.sh.docs)
 	sc.scan = sc.scan[:0]
-	nseek := 0
+	var seekW float64
 	for k := range r.nek {
 		tj := sc.kord[k]
 		scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
 		sc.scan = append(sc.scan, scan)
 		if !scan {
-			nseek++
+			seekW += r.p.kw[tj].w
 			continue
 		}
 		sc.markKeyword(tj, lo, hi, true)
@@ -415,12 +420,12 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) int {
 			if sc.kwne[s] == 0 {
 				sc.kt = append(sc.kt, s)
 			}
-			sc.kwne[s] += keywordBound(sc.bits[s])
+			sc.kwne[s] += keywordBound(sc.bits[s]) * r.p.kw[tj].w
 			sc.bits[s] = 0
 		}
 		sc.tt = sc.tt[:0]
 	}
-	return nseek
+	return seekW
 }
 
 // markPartialNames records the partial name matches of the first 64
@@ -457,7 +462,7 @@ func (r *shardRun) markPartialNames(lo, hi int) {
 // against the bound: adding the non-essential text terms, then the
 // looked-up keyword terms, while it stays at or above θ. The survivors go
 // to sc.cand with their text score; the window's accumulators are reset.
-func (r *shardRun) collectCandidates(lo, hi, nseek int) {
+func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 	p, sh, sc, pre := r.p, r.sh, r.sc, r.q.pre
 	th, net := r.th, r.net
 	lm := p.limiter(th) // th holds until the survivors are finished
@@ -470,7 +475,7 @@ func (r *shardRun) collectCandidates(lo, hi, nseek int) {
 			seen &= seen - 1
 			slot := uint32(lo + s)
 			a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
-			m := ke + float64(nseek)
+			m := ke + seekW
 			sc.acc[s], sc.kwub[s] = 0, 0
 			if m != lastM {
 				lastM, lastRl = m, lm.lim(m)
@@ -483,7 +488,7 @@ func (r *shardRun) collectCandidates(lo, hi, nseek int) {
 			if !ok {
 				continue
 			}
-			if nseek > 0 {
+			if seekW > 0 {
 				m = r.lookUpKeywords(s, slot, ke)
 				if a < lm.lim(m) {
 					continue
@@ -549,7 +554,7 @@ func (r *shardRun) lookUpKeywords(s int, slot uint32, ke float64) float64 {
 		if sc.kpart[tj] < sc.kfrom[tj+1] && (k >= 64 || sc.pmask[s]&(1<<k) != 0) {
 			b |= fieldPartial
 		}
-		m += keywordBound(b)
+		m += keywordBound(b) * r.p.kw[tj].w
 	}
 	return m
 }
@@ -642,8 +647,8 @@ func siftDown(cs []candidate, i int) {
 // keyword terms' scores sum to at most m.
 func (p *plan) hybridBound(cos, m float64) float64 {
 	var mk float64
-	if p.known > 0 {
-		mk = min(m, float64(p.known)) / float64(p.known)
+	if p.kwTotal > 0 {
+		mk = min(m, p.kwTotal) / p.kwTotal
 	}
 	return (p.wk*mk + p.wt*cos) * (1 + boundSlack)
 }
@@ -667,11 +672,11 @@ func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneS
 			continue
 		}
 		pts += int32(n)
-		kwsum += math.Sqrt(float64(min(n, keywordFull)) / keywordFull)
+		kwsum += math.Sqrt(float64(min(n, keywordFull))/keywordFull) * p.kw[j].w
 	}
 	var kw float64
-	if p.known > 0 {
-		kw = kwsum / float64(p.known)
+	if p.kwTotal > 0 {
+		kw = kwsum / p.kwTotal
 	}
 	score := p.wk*kw + p.wt*c.cos
 	if score <= 0 || score < th {

@@ -84,7 +84,7 @@ func refRank(ix *Index, p *plan, live map[string]*refDoc) []Hit {
 					continue
 				}
 				pts += n
-				kwsum += math.Sqrt(float64(min(n, keywordFull)) / keywordFull)
+				kwsum += math.Sqrt(float64(min(n, keywordFull))/keywordFull) * t.w
 				req |= t.bit
 			}
 			boosted := p.boost != nil && slices.Contains(p.boost[si], int32(slot))
@@ -109,8 +109,8 @@ func refRank(ix *Index, p *plan, live map[string]*refDoc) []Hit {
 				cos = 0
 			}
 			var kw float64
-			if p.known > 0 {
-				kw = kwsum / float64(p.known)
+			if p.kwTotal > 0 {
+				kw = kwsum / p.kwTotal
 			}
 			score := p.wk*kw + p.wt*cos
 			if score <= 0 || p.allow != nil && !p.allow(d.name) {
@@ -348,9 +348,9 @@ func TestLimiterWithinBound(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 200_000 {
 		p := &plan{wk: r.Float64(), wt: 0.01 + r.Float64(), minTF: r.Float64() * 0.3,
-			ideal: math.Exp(r.Float64()*10 - 3), known: r.IntN(5)}
+			ideal: math.Exp(r.Float64()*10 - 3), kwTotal: float64(r.IntN(5)) * r.Float64() * 3}
 		th := r.Float64() * (p.wk + p.wt)
-		m := float64(r.IntN(p.known+2)) * r.Float64()
+		m := (p.kwTotal + 2) * r.Float64()
 		l := p.limiter(th)
 		lim := l.lim(m)
 		for range 4 {

@@ -154,3 +154,41 @@ func TestDefaultShards(t *testing.T) {
 		}
 	}
 }
+
+// A keyword term counts toward the keyword score by its idf: a rare word
+// in a description outweighs a word most tools' names have, which the
+// point scheme alone scores four times higher (name part 10, description
+// word 2).
+func TestKeywordTermsWeightedByIDF(t *testing.T) {
+	ix := New(Config{Shards: 2})
+	ix.Upsert(Doc{Name: "covid_cases", Description: "Latest coronavirus case counts by country."})
+	for i := range 20 {
+		ix.Upsert(Doc{Name: "information_" + string(rune('a'+i)), Description: "Returns records of kind " + string(rune('a'+i)) + "."})
+	}
+	res, err := ix.Search("coronavirus information", Options{Max: 5, Mode: ModeKeyword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 || res.Hits[0].Name != "covid_cases" {
+		t.Fatalf("Search(coronavirus information) = %v, want covid_cases first", hitNames(res.Hits))
+	}
+	// The points are the seed's, unweighted: the name match still has more.
+	if got, want := res.Hits[0].Points, 2; got != want {
+		t.Errorf("covid_cases points = %d, want %d", got, want)
+	}
+	if got := res.Hits[1].Points; got <= res.Hits[0].Points {
+		t.Errorf("%s points = %d, want more than covid_cases' %d", res.Hits[1].Name, got, res.Hits[0].Points)
+	}
+	// With every other tool removed, the weights are the same for every
+	// term again: a one-term query scores 1 for a full match.
+	for i := range 20 {
+		ix.Remove("information_" + string(rune('a'+i)))
+	}
+	res, err = ix.Search("coronavirus", Options{Max: 5, Mode: ModeKeyword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 || math.Abs(res.Hits[0].Keyword-math.Sqrt(2.0/16)) > 1e-12 {
+		t.Errorf("Search(coronavirus) = %+v, want covid_cases at keyword score sqrt(2/16)", res.Hits)
+	}
+}

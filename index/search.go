@@ -242,7 +242,7 @@ type plan struct {
 	cjkTerms int
 
 	kw      []kwTerm
-	known   int    // keyword terms the catalog knows
+	kwTotal float64 // the sum of the keyword terms' weights
 	reqAll  uint64 // bits of required terms
 	noMatch bool   // a required term matches nothing
 
@@ -308,6 +308,9 @@ type kwTerm struct {
 	identifier bool     // several words from one identifier (send_message)
 	partial    []uint32 // ids of name parts containing the (single) word
 	bit        uint64   // required bit, or 0
+	// w is the term's weight in the keyword score: BM25's idf of the
+	// documents it can match (see keywordWeight).
+	w float64
 }
 
 func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
@@ -427,12 +430,42 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 				}
 			}
 			if known {
-				p.known++
+				kt.w = ix.keywordWeight(kt, N)
+				p.kwTotal += kt.w
 				p.kw = append(p.kw, kt)
 			}
 		}
 	}
 	return p
+}
+
+// keywordWeight is a keyword term's weight: BM25's idf, ln(1 + (N − df +
+// 0.5) / (df + 0.5)), of the number of documents df the term can match,
+// so that a word most tools have ("information", "get") counts less
+// toward the keyword score than a rare one. A one-word term matches its
+// word's documents and those whose name parts contain it; a term of
+// several words (an identifier or a phrase) at most the documents of its
+// rarest word. df is capped at N, which keeps the weight positive.
+func (ix *Index) keywordWeight(t kwTerm, N float64) float64 {
+	var df float64
+	switch {
+	case len(t.words) == 1:
+		df = float64(ix.kw.df[t.words[0]])
+	case len(t.words) > 1:
+		df = math.Inf(1)
+		for _, id := range t.words {
+			df = min(df, float64(ix.kw.df[id]))
+		}
+	case t.whole >= 0:
+		df = float64(ix.kw.df[t.whole])
+	}
+	if len(t.words) <= 1 {
+		for _, id := range t.partial {
+			df += float64(ix.kw.df[id])
+		}
+	}
+	df = min(df, N)
+	return math.Log(1 + (N-df+0.5)/(df+0.5))
 }
 
 // partial returns the keyword ids of the name parts that contain word
@@ -716,7 +749,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				slot := post.docSlot()
 				b := post.low() | s.bits[slot]
 				s.bits[slot] = 0
-				s.kw[slot] += kwScore[b]
+				s.kw[slot] += kwScore[b] * t.w
 				s.pts[slot] += kwPoints[b]
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
@@ -726,7 +759,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 					continue
 				}
 				s.bits[slot] = 0
-				s.kw[slot] += kwScore[b]
+				s.kw[slot] += kwScore[b] * t.w
 				s.pts[slot] += kwPoints[b]
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
@@ -740,7 +773,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			if b&^fieldMCP == 0 {
 				continue
 			}
-			s.kw[slot] += kwScore[b]
+			s.kw[slot] += kwScore[b] * t.w
 			s.pts[slot] += kwPoints[b]
 			seen[slot>>6] |= 1 << (slot & 63)
 			if t.bit != 0 {
@@ -807,8 +840,8 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				cos = 0
 			}
 			var kw float64
-			if p.known > 0 {
-				kw = k / float64(p.known)
+			if p.kwTotal > 0 {
+				kw = k / p.kwTotal
 			}
 			score := p.wk*kw + p.wt*cos
 			if score <= 0 || len(top) == p.n && score < top[p.n-1].score {
@@ -883,8 +916,8 @@ func (p *plan) skipper(th float64) skipper {
 		return skipper{}
 	}
 	sk := skipper{on: true, th: th - skipMargin, e: 1 - skipMargin}
-	if p.known > 0 {
-		sk.kwf = p.wk / float64(p.known)
+	if p.kwTotal > 0 {
+		sk.kwf = p.wk / p.kwTotal
 	}
 	if p.wt > 0 {
 		sk.a2 = p.ideal / (p.wt * p.wt)
