@@ -243,8 +243,8 @@ type plan struct {
 
 	kw      []kwTerm
 	kwTotal float64 // the sum of the keyword terms' weights
-	reqAll  uint64 // bits of required terms
-	noMatch bool   // a required term matches nothing
+	reqAll  uint64  // bits of required terms
+	noMatch bool    // a required term matches nothing
 
 	boost     [][]int32 // per shard: slots of name-boosted documents
 	boostCore []*doc    // core documents the query names
