@@ -619,11 +619,8 @@ func compareHits(a, b Hit) int {
 // time, then reads the slots it touched (seen) in slot order. Every
 // accumulator of a touched slot is zeroed again as it is read.
 type scratch struct {
-	acc  []float64 // text score: cosine dot product or BM25F sum
-	kw   []float64 // Σ sqrt(min(points, 16)/16) over keyword terms
-	pts  []int32   // keyword points
+	acc  []slotAcc // by slot
 	seen []uint64  // bit per touched slot
-	bits []uint8   // the current keyword term's field bits
 	tt   []int32   // slots with bits set
 	top  []cand    // the best hits so far
 
@@ -633,6 +630,15 @@ type scratch struct {
 	flags []uint8  // flagASCII, flagBoost
 	and   []uint8  // compound-term intersection
 	tmp   []uint8
+}
+
+// slotAcc holds one slot's accumulators side by side, so that a posting
+// of either kind, and the combine, read one cache line of a slot.
+type slotAcc struct {
+	text float64 // text score: cosine dot product or BM25F sum
+	kw   float64 // Σ idf-weighted sqrt(min(points, 16)/16) over keyword terms
+	pts  int32   // keyword points
+	bits uint8   // the current keyword term's field bits
 }
 
 const (
@@ -661,10 +667,7 @@ func (sh *shard) getScratch(p *plan) *scratch {
 	s, _ := sh.pool.Get().(*scratch)
 	if s == nil || len(s.acc) < n {
 		c := n + n/4 + 64
-		s = &scratch{
-			acc: make([]float64, c), kw: make([]float64, c), pts: make([]int32, c),
-			seen: make([]uint64, (c+63)/64), bits: make([]uint8, c),
-		}
+		s = &scratch{acc: make([]slotAcc, c), seen: make([]uint64, (c+63)/64)}
 	}
 	c := len(s.acc)
 	if p.reqAll != 0 && s.req == nil {
@@ -702,11 +705,11 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				st := &sh.stat[slot]
 				ln, tf := &st.flen, post.tf
 				if ln[0]|ln[1]|ln[2]|ln[3] >= normLens {
-					acc[slot] += p.bm25(tf, st, qw)
+					acc[slot].text += p.bm25(tf, st, qw)
 				} else {
 					x := float64(tf[0])*f[0][ln[0]&m] + float64(tf[1])*f[1][ln[1]&m] +
 						float64(tf[2])*f[2][ln[2]&m] + float64(tf[3])*f[3][ln[3]&m]
-					acc[slot] += qw * x / (k1 + x)
+					acc[slot].text += qw * x / (k1 + x)
 				}
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
@@ -715,9 +718,9 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				slot := post.slot
 				st := &sh.stat[slot]
 				if bm25 {
-					acc[slot] += p.bm25(post.tf, st, q.qw)
+					acc[slot].text += p.bm25(post.tf, st, q.qw)
 				} else {
-					acc[slot] += q.qw * cosWeight(post.tf, st, &p.fw)
+					acc[slot].text += q.qw * cosWeight(post.tf, st, &p.fw)
 				}
 				seen[slot>>6] |= 1 << (slot & 63)
 				if p.cjkTerms == 0 {
@@ -747,20 +750,22 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			ix.markPartial(sh, s, t.partial)
 			for _, post := range ix.kwl.get(t.words[0], sh.idx) {
 				slot := post.docSlot()
-				b := post.low() | s.bits[slot]
-				s.bits[slot] = 0
-				s.kw[slot] += kwScore[b] * t.w
-				s.pts[slot] += kwPoints[b]
+				a := &acc[slot]
+				b := post.low() | a.bits
+				a.bits = 0
+				a.kw += kwScore[b] * t.w
+				a.pts += kwPoints[b]
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
 			for _, slot := range s.tt {
-				b := s.bits[slot]
+				a := &acc[slot]
+				b := a.bits
 				if b == 0 {
 					continue
 				}
-				s.bits[slot] = 0
-				s.kw[slot] += kwScore[b] * t.w
-				s.pts[slot] += kwPoints[b]
+				a.bits = 0
+				a.kw += kwScore[b] * t.w
+				a.pts += kwPoints[b]
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
 			s.tt = s.tt[:0]
@@ -768,13 +773,14 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		}
 		ix.keywordTerm(sh, s, t)
 		for _, slot := range s.tt {
-			b := s.bits[slot]
-			s.bits[slot] = 0
+			a := &acc[slot]
+			b := a.bits
+			a.bits = 0
 			if b&^fieldMCP == 0 {
 				continue
 			}
-			s.kw[slot] += kwScore[b] * t.w
-			s.pts[slot] += kwPoints[b]
+			a.kw += kwScore[b] * t.w
+			a.pts += kwPoints[b]
 			seen[slot>>6] |= 1 << (slot & 63)
 			if t.bit != 0 {
 				s.req[slot] |= t.bit
@@ -796,8 +802,9 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 		seen[wi] = 0
 		for ; w != 0; w &= w - 1 {
 			slot := wi<<6 | bits.TrailingZeros64(w)
-			a, k, pts := acc[slot], s.kw[slot], s.pts[slot]
-			acc[slot], s.kw[slot], s.pts[slot] = 0, 0, 0
+			sa := &acc[slot]
+			a, k, pts := sa.text, sa.kw, sa.pts
+			*sa = slotAcc{}
 			var req uint64
 			var cjk uint16
 			var flags uint8
@@ -813,7 +820,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 			if useFlags {
 				flags, s.flags[slot] = s.flags[slot], 0
 			}
-			if req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) || sk.skip(a, k, flags) {
+			if sk.skip(a, k) && flags&flagBoost == 0 || req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) {
 				continue
 			}
 			var cos float64
@@ -904,8 +911,7 @@ func (sh *shard) insertCand(top []cand, c cand, n int) []cand {
 // spares the square root and divisions of most documents; the cosine
 // scorer and name-boosted documents are never skipped.
 type skipper struct {
-	on             bool
-	th, kwf, a2, e float64
+	th, kwf, a2 float64 // th less the margin; a2 = ideal / wt² less the margin
 }
 
 // skipMargin covers the rounding of the score and of the test.
@@ -913,24 +919,24 @@ const skipMargin = 1e-9
 
 func (p *plan) skipper(th float64) skipper {
 	if p.scorer != ScorerBM25F || p.ideal <= 0 {
-		return skipper{}
+		return skipper{} // r is never positive
 	}
-	sk := skipper{on: true, th: th - skipMargin, e: 1 - skipMargin}
+	sk := skipper{th: th - skipMargin}
 	if p.kwTotal > 0 {
 		sk.kwf = p.wk / p.kwTotal
 	}
 	if p.wt > 0 {
-		sk.a2 = p.ideal / (p.wt * p.wt)
+		sk.a2 = p.ideal / (p.wt * p.wt) * (1 - skipMargin)
 	}
 	return sk
 }
 
-func (sk *skipper) skip(a, k float64, flags uint8) bool {
-	if !sk.on || flags&flagBoost != 0 {
-		return false
-	}
+// skip reports that a document with sums a and k scores under the
+// threshold; a name-boosted document is never skipped (its caller tests
+// that).
+func (sk *skipper) skip(a, k float64) bool {
 	r := sk.th - sk.kwf*k
-	return r > 0 && a < sk.a2*r*r*sk.e
+	return r > 0 && a < sk.a2*r*r
 }
 
 // keywordTerm sets s.bits[slot] to the field bits one term matches in each
@@ -940,10 +946,10 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 		if bits&^fieldMCP == 0 {
 			return
 		}
-		if s.bits[slot] == 0 {
+		if s.acc[slot].bits == 0 {
 			s.tt = append(s.tt, int32(slot))
 		}
-		s.bits[slot] |= bits
+		s.acc[slot].bits |= bits
 	}
 	postings := func(id uint32) []kwPost {
 		return ix.kwl.get(id, sh.idx)
@@ -1002,10 +1008,10 @@ func (ix *Index) markPartial(sh *shard, s *scratch, ids []uint32) {
 				continue
 			}
 			slot := post.docSlot()
-			if s.bits[slot] == 0 {
+			if s.acc[slot].bits == 0 {
 				s.tt = append(s.tt, int32(slot))
 			}
-			s.bits[slot] |= fieldPartial | post.low()&fieldMCP
+			s.acc[slot].bits |= fieldPartial | post.low()&fieldMCP
 		}
 	}
 }
