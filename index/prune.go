@@ -412,6 +412,14 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 			seekW += r.p.kw[tj].w
 			continue
 		}
+		w := r.p.kw[tj].w
+		if sc.kfrom[tj+1]-sc.kfrom[tj] == 1 {
+			n := sc.boundList(&sc.kl[sc.kfrom[tj]], lo, hi, w)
+			if r.st != nil {
+				r.st.keyword.Add(int64(n))
+			}
+			continue
+		}
 		sc.markKeyword(tj, lo, hi, true)
 		if r.st != nil {
 			r.st.keyword.Add(int64(len(sc.tt)))
@@ -420,12 +428,41 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 			if sc.kwne[s] == 0 {
 				sc.kt = append(sc.kt, s)
 			}
-			sc.kwne[s] += keywordBound(sc.bits[s]) * r.p.kw[tj].w
+			sc.kwne[s] += keywordBound(sc.bits[s]) * w
 			sc.bits[s] = 0
 		}
 		sc.tt = sc.tt[:0]
 	}
 	return seekW
+}
+
+// boundList is markKeyword and the bounds of scanNonEssentialKeywords in
+// one pass, for a term of one list: a document has one posting in it, so
+// the posting's fields are the term's. It returns the postings marked.
+func (sc *pruneScratch) boundList(kl *kwList, lo, hi int, w float64) int {
+	n := 0
+	j := seek(kl.list, kl.pos, uint32(lo))
+	for ; j < len(kl.list); j++ {
+		post := kl.list[j]
+		if int(post.docSlot()) >= hi {
+			break
+		}
+		b := post.mask() & kl.need
+		if kl.partial && post.mask()&fieldName != 0 {
+			b = fieldPartial
+		}
+		if b == 0 {
+			continue
+		}
+		s := int(post.docSlot()) - lo
+		if sc.kwne[s] == 0 {
+			sc.kt = append(sc.kt, int32(s))
+		}
+		sc.kwne[s] += keywordBound(b) * w
+		n++
+	}
+	kl.pos = j
+	return n
 }
 
 // markPartialNames records the partial name matches of the first 64
