@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -388,7 +387,12 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 		if p.scorer == ScorerBM25F {
 			// Contributions are summed by descending weight, the
 			// order the pruned search meets them in (see prune.go).
-			slices.SortStableFunc(p.tf, func(a, b qterm) int { return cmp.Compare(b.qw, a.qw) })
+			// A stable insertion sort: a query has a few dozen terms.
+			for i := 1; i < len(p.tf); i++ {
+				for j := i; j > 0 && p.tf[j].qw > p.tf[j-1].qw; j-- {
+					p.tf[j], p.tf[j-1] = p.tf[j-1], p.tf[j]
+				}
+			}
 		}
 	} else {
 		p.boost = nil
