@@ -588,24 +588,33 @@ func (ix *Index) rank(p *plan) []Hit {
 	if ix.prunable(p) {
 		return ix.rankPruned(p)
 	}
-	tops := make([][]Hit, len(ix.shards))
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
+		tops := make([][]Hit, len(ix.shards))
 		var wg sync.WaitGroup
 		for i := range ix.shards {
-			wg.Go(func() { tops[i] = ix.scoreShard(i, p) })
+			wg.Go(func() { tops[i] = ix.scoreShard(i, p, 0) })
 		}
 		wg.Wait()
-	} else {
-		for i := range ix.shards {
-			tops[i] = ix.scoreShard(i, p)
+		var all []Hit
+		for _, t := range tops {
+			all = append(all, t...)
+		}
+		slices.SortFunc(all, compareHits)
+		return all[:min(p.n, len(all))]
+	}
+	// One shard after the other, each from the n-th best score of those
+	// before: a document under it cannot enter the top.
+	var all []Hit
+	floor := 0.0
+	for i := range ix.shards {
+		all = append(all, ix.scoreShard(i, p, floor)...)
+		slices.SortFunc(all, compareHits)
+		if len(all) >= p.n {
+			all = all[:p.n]
+			floor = all[p.n-1].Score
 		}
 	}
-	var all []Hit
-	for _, t := range tops {
-		all = append(all, t...)
-	}
-	slices.SortFunc(all, compareHits)
-	return all[:min(p.n, len(all))]
+	return all
 }
 
 func compareHits(a, b Hit) int {
@@ -689,8 +698,9 @@ func (sh *shard) getScratch(p *plan) *scratch {
 // scoreShard ranks shard i's documents: every posting of the query's text
 // terms, then of its keyword terms, is added to its slot's accumulators,
 // and the touched slots are combined into hybrid scores, the best p.n
-// kept.
-func (ix *Index) scoreShard(i int, p *plan) []Hit {
+// kept of those scoring floor or more (the n-th best score of the shards
+// ranked before, 0 for none).
+func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	sh := ix.shards[i]
 	s := sh.getScratch(p)
 	defer sh.pool.Put(s)
@@ -797,6 +807,9 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 	// computed (see skip).
 	top := s.top[:0]
 	var sk skipper
+	if floor > 0 {
+		sk = p.skipper(floor)
+	}
 	useReq, useCJK, useFlags := p.reqAll != 0, p.cjkTerms > 0, p.cjkTerms > 0 || p.boost != nil
 	for wi := range (len(sh.docs) + 63) / 64 {
 		w := seen[wi]
@@ -855,7 +868,7 @@ func (ix *Index) scoreShard(i int, p *plan) []Hit {
 				kw = k / p.kwTotal
 			}
 			score := p.wk*kw + p.wt*cos
-			if score <= 0 || len(top) == p.n && score < top[p.n-1].score {
+			if score <= 0 || score < floor || len(top) == p.n && score < top[p.n-1].score {
 				continue
 			}
 			if p.exclude != nil || p.allow != nil {
