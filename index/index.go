@@ -206,6 +206,9 @@ type Index struct {
 
 	shards    []*shard
 	nDeferred int
+	// kwLen is the number of keyword words of every deferred document
+	// summed (BlendWords' average length).
+	kwLen uint64
 
 	prep  sync.Pool // *prepared
 	prune sync.Pool // *pruneScratch

@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -190,5 +191,50 @@ func TestKeywordTermsWeightedByIDF(t *testing.T) {
 	}
 	if len(res.Hits) != 1 || math.Abs(res.Hits[0].Keyword-math.Sqrt(2.0/16)) > 1e-12 {
 		t.Errorf("Search(coronavirus) = %+v, want covid_cases at keyword score sqrt(2/16)", res.Hits)
+	}
+}
+
+// BlendWords breaks a near-tie by the words as written: "interested"
+// stems like "interests", so the text scorer cannot tell the tool about
+// interest rates from the one for hobbies; the word score can. Pinned hits
+// stay first, hits naming no tool keep (1 − WordShare) of their score,
+// and a query of no known word changes only the scale.
+func TestBlendWords(t *testing.T) {
+	ix := New(Config{Shards: 2})
+	ix.Upsert(Doc{Name: "hobby_finder", Description: "Find groups for the interests you list."})
+	ix.Upsert(Doc{Name: "rate_watch", Description: "Rates for investors who are interested in bonds."})
+	for i := range 20 {
+		ix.Upsert(Doc{Name: "filler_" + string(rune('a'+i)), Description: "Returns records of kind " + string(rune('a'+i)) + "."})
+	}
+	hits := []Hit{
+		{Name: "exact_one", Score: 0.1, Match: MatchExact},
+		{Name: "hobby_finder", Score: 0.50},
+		{Name: "rate_watch", Score: 0.49},
+		{Name: "gone", Score: 0.3},
+	}
+	got := ix.BlendWords("interested", hits)
+	var names []string
+	for _, h := range got {
+		names = append(names, h.Name)
+	}
+	if want := []string{"exact_one", "rate_watch", "hobby_finder", "gone"}; !slices.Equal(names, want) {
+		t.Fatalf("BlendWords(interested) order = %v, want %v", names, want)
+	}
+	if got[0].Score != 0.1 {
+		t.Errorf("pinned score = %v, want 0.1 unchanged", got[0].Score)
+	}
+	if want := (1-WordShare)*0.49 + WordShare; math.Abs(got[1].Score-want) > 1e-12 {
+		t.Errorf("rate_watch score = %v, want %v (the best word score)", got[1].Score, want)
+	}
+	if want := (1 - WordShare) * 0.3; math.Abs(got[3].Score-want) > 1e-12 {
+		t.Errorf("unknown hit's score = %v, want %v", got[3].Score, want)
+	}
+	if hits[1].Name != "hobby_finder" || hits[1].Score != 0.50 {
+		t.Errorf("BlendWords changed its argument: %+v", hits)
+	}
+	// No known word: the order holds.
+	got = ix.BlendWords("zebra", hits[1:3])
+	if got[0].Name != "hobby_finder" || got[1].Name != "rate_watch" {
+		t.Errorf("BlendWords(zebra) = %v, want the order unchanged", got)
 	}
 }
