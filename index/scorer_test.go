@@ -194,47 +194,52 @@ func TestKeywordTermsWeightedByIDF(t *testing.T) {
 	}
 }
 
-// BlendWords breaks a near-tie by the words as written: "interested"
-// stems like "interests", so the text scorer cannot tell the tool about
-// interest rates from the one for hobbies; the word score can. Pinned hits
-// stay first, hits naming no tool keep (1 − WordShare) of their score,
-// and a query of no known word changes only the scale.
+
+// BlendWords re-scores the ranked hits by the words as written:
+// "interested" stems like "interests", so both tools match it as a text
+// term, but only bond_rates has the word itself and gets the whole
+// WordShare; hobby_groups keeps (1 − WordShare) of its score. The hits
+// are those of the unblended search, sorted by their new scores, and a
+// query naming a tool keeps it first.
 func TestBlendWords(t *testing.T) {
 	ix := New(Config{Shards: 2})
-	ix.Upsert(Doc{Name: "hobby_finder", Description: "Find groups for the interests you list."})
-	ix.Upsert(Doc{Name: "rate_watch", Description: "Rates for investors who are interested in bonds."})
+	ix.Upsert(Doc{Name: "hobby_groups", Description: "Groups matching the interests you list."})
+	ix.Upsert(Doc{Name: "bond_rates", Description: "Rates for investors interested in bonds."})
 	for i := range 20 {
 		ix.Upsert(Doc{Name: "filler_" + string(rune('a'+i)), Description: "Returns records of kind " + string(rune('a'+i)) + "."})
 	}
-	hits := []Hit{
-		{Name: "exact_one", Score: 0.1, Match: MatchExact},
-		{Name: "hobby_finder", Score: 0.50},
-		{Name: "rate_watch", Score: 0.49},
-		{Name: "gone", Score: 0.3},
+	run := func(q string, blend bool) []Hit {
+		return ix.Run(Query{Kind: KindKeyword, Text: q}, Options{Max: 20, BlendWords: blend}).Hits
 	}
-	got := ix.BlendWords("interested", hits)
-	var names []string
-	for _, h := range got {
-		names = append(names, h.Name)
+	plain, blended := run("interested", false), run("interested", true)
+	if len(plain) != 2 || len(blended) != 2 {
+		t.Fatalf("Run(interested) = %v / %v, want both tools", plain, blended)
 	}
-	if want := []string{"exact_one", "rate_watch", "hobby_finder", "gone"}; !slices.Equal(names, want) {
-		t.Fatalf("BlendWords(interested) order = %v, want %v", names, want)
+	want := map[string]float64{}
+	for _, h := range plain {
+		want[h.Name] = (1 - WordShare) * h.Score
+		if h.Name == "bond_rates" {
+			want[h.Name] += WordShare
+		}
 	}
-	if got[0].Score != 0.1 {
-		t.Errorf("pinned score = %v, want 0.1 unchanged", got[0].Score)
+	for _, h := range blended {
+		if math.Abs(h.Score-want[h.Name]) > 1e-12 {
+			t.Errorf("%s blended score = %v, want %v", h.Name, h.Score, want[h.Name])
+		}
+		if h.doc != nil {
+			t.Errorf("%s: Run returned its document", h.Name)
+		}
 	}
-	if want := (1-WordShare)*0.49 + WordShare; math.Abs(got[1].Score-want) > 1e-12 {
-		t.Errorf("rate_watch score = %v, want %v (the best word score)", got[1].Score, want)
+	if blended[0].Score < blended[1].Score {
+		t.Errorf("blended hits out of order: %+v", blended)
 	}
-	if want := (1 - WordShare) * 0.3; math.Abs(got[3].Score-want) > 1e-12 {
-		t.Errorf("unknown hit's score = %v, want %v", got[3].Score, want)
+	// An exact name stays first; a Discover query (text only) is unchanged.
+	if got := run("bond_rates", true); len(got) == 0 || got[0].Name != "bond_rates" || got[0].Match != MatchExact {
+		t.Errorf("Run(bond_rates) = %+v, want the named tool first", got)
 	}
-	if hits[1].Name != "hobby_finder" || hits[1].Score != 0.50 {
-		t.Errorf("BlendWords changed its argument: %+v", hits)
-	}
-	// No known word: the order holds.
-	got = ix.BlendWords("zebra", hits[1:3])
-	if got[0].Name != "hobby_finder" || got[1].Name != "rate_watch" {
-		t.Errorf("BlendWords(zebra) = %v, want the order unchanged", got)
+	d1 := ix.Run(Query{Kind: KindDiscover, Text: "interested"}, Options{Max: 20})
+	d2 := ix.Run(Query{Kind: KindDiscover, Text: "interested"}, Options{Max: 20, BlendWords: true})
+	if !slices.Equal(d1.Hits, d2.Hits) {
+		t.Errorf("discover with BlendWords = %+v, want %+v", d2.Hits, d1.Hits)
 	}
 }
