@@ -194,7 +194,6 @@ func TestKeywordTermsWeightedByIDF(t *testing.T) {
 	}
 }
 
-
 // BlendWords re-scores the ranked hits by the words as written:
 // "interested" stems like "interests", so both tools match it as a text
 // term, but only bond_rates has the word itself and gets the whole

@@ -277,8 +277,8 @@ type plan struct {
 	blendIDs    []uint32
 	blendIDF    []float64
 	blendScores []float64
-	kq     kwQuery
-	pq     pruneQuery
+	kq          kwQuery
+	pq          pruneQuery
 }
 
 // getPlan returns a plan, empty but for the scratch of an earlier one.
