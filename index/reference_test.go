@@ -373,7 +373,7 @@ func TestLimiterWithinBound(t *testing.T) {
 	}
 }
 
-// checkBlend checks BlendWords on every query: the same hits as without
+// checkBlend checks Options.BlendWords on every query: the same hits as without
 // it, sorted by their new scores, each within [(1 − s) x, (1 − s) x + s]
 // of its score x.
 func checkBlend(t *testing.T, label string, ix *Index, queries []string) {
