@@ -30,7 +30,11 @@
 //     Results under Config.MinTFIDF (0.10) are dropped.
 //
 // The hybrid score is KeywordWeight × keyword + TFIDFWeight × text (0.2 and
-// 0.8 for BM25F, the spec's 0.4 and 0.6 for cosine). Ties are broken by
+// 0.8 for BM25F, the spec's 0.4 and 0.6 for cosine). With
+// Options.BlendWords, the ranked hits then give WordShare (2%) of their
+// score to a plain BM25 of the query's words as written against each hit's
+// own words (words.go), re-sorted: the server asks for it on the
+// candidates it fuses with dense retrieval. Ties are broken by
 // name, so a ranking never depends on the order tools were registered in.
 // docs/BENCHMARKS.md compares both configurations.
 //

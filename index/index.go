@@ -88,8 +88,8 @@ type Config struct {
 // DefaultConfig returns BM25F (k1 1.2, b 0.75, k3 1) with the spec's field
 // weights (name 3.0, search hint 2.5, description 1.0), parameters 0.75
 // (chosen by leave-one-dataset-out evaluation over every query shape,
-// docs/BENCHMARKS.md), hybrid weights keyword DefaultKeywordWeight and text DefaultTextWeight,
-// minimum text score 0.10 and no name boost (BM25F's name field already
+// docs/BENCHMARKS.md), hybrid weights keyword DefaultKeywordWeight and
+// text DefaultTextWeight, minimum text score 0.10 and no name boost (BM25F's name field already
 // ranks a named tool first; the floor only reorders the tail, measured
 // 4 NDCG points worse on bfcl). SpecConfig is the spec's.
 func DefaultConfig() Config {
@@ -206,6 +206,9 @@ type Index struct {
 
 	shards    []*shard
 	nDeferred int
+	// kwLen is the number of keyword words of every deferred document
+	// summed (the word blend's average length, words.go).
+	kwLen uint64
 
 	prep  sync.Pool // *prepared
 	prune sync.Pool // *pruneScratch

@@ -722,7 +722,7 @@ func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneS
 	if p.allow != nil && !p.allow(d.name) {
 		return Hit{}, false
 	}
-	return Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: c.cos, Points: int(pts)}, true
+	return Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: c.cos, Points: int(pts), doc: d}, true
 }
 
 // kwQuery resolves keyword terms against a document's word list in one

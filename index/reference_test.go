@@ -336,8 +336,10 @@ func TestSearchEqualsReferenceDatasets(t *testing.T) {
 	opts := []Options{{}, {Max: MaxResults}, {Max: 5, Mode: ModeTFIDF},
 		{Max: 5, Allow: func(name string) bool { return len(name)%2 == 0 }}}
 	compareReference(t, "datasets", ix, live, queries, opts)
+	checkBlend(t, "datasets", ix, queries)
 	ix.pruneFrom, ix.pruneStats = 0, &pruneStats{}
 	compareReference(t, "datasets pruned", ix, live, queries, opts)
+	checkBlend(t, "datasets pruned", ix, queries)
 	if n, total := ix.pruneStats.pruned.Load(), len(queries)*len(opts); n < int64(total/2) {
 		t.Errorf("%d of %d searches ran pruned, want most", n, total)
 	}
@@ -366,6 +368,37 @@ func TestLimiterWithinBound(t *testing.T) {
 			}
 			if x < lim && p.bound(x, m) >= th {
 				t.Fatalf("%+v th %v m %v: lim %v, bound(%v) = %v >= th", p, th, m, lim, x, p.bound(x, m))
+			}
+		}
+	}
+}
+
+// checkBlend checks Options.BlendWords on every query: the same hits as without
+// it, sorted by their new scores, each within [(1 − s) x, (1 − s) x + s]
+// of its score x.
+func checkBlend(t *testing.T, label string, ix *Index, queries []string) {
+	t.Helper()
+	for _, text := range queries {
+		q, err := ParseQuery(text)
+		if err != nil {
+			continue
+		}
+		plain := ix.Run(q, Options{Max: 20}).Hits
+		blended := ix.Run(q, Options{Max: 20, BlendWords: true}).Hits
+		if !slices.Equal(slices.Sorted(slices.Values(hitNames(plain))), slices.Sorted(slices.Values(hitNames(blended)))) {
+			t.Fatalf("%s: %q blended %v, want the hits of %v", label, text, hitNames(blended), hitNames(plain))
+		}
+		was := map[string]float64{}
+		for _, h := range plain {
+			was[h.Name] = h.Score
+		}
+		for i, h := range blended {
+			if i > 0 && h.Match == MatchRanked && blended[i-1].Match == MatchRanked && compareHits(blended[i-1], h) > 0 {
+				t.Fatalf("%s: %q blended out of order at %d: %+v", label, text, i, blended)
+			}
+			x := was[h.Name]
+			if h.Match == MatchRanked && (h.Score < (1-WordShare)*x-1e-12 || h.Score > (1-WordShare)*x+WordShare+1e-12) && h.Score != x {
+				t.Fatalf("%s: %q: %s scored %v from %v", label, text, h.Name, h.Score, x)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -190,5 +191,54 @@ func TestKeywordTermsWeightedByIDF(t *testing.T) {
 	}
 	if len(res.Hits) != 1 || math.Abs(res.Hits[0].Keyword-math.Sqrt(2.0/16)) > 1e-12 {
 		t.Errorf("Search(coronavirus) = %+v, want covid_cases at keyword score sqrt(2/16)", res.Hits)
+	}
+}
+
+// BlendWords re-scores the ranked hits by the words as written:
+// "interested" stems like "interests", so both tools match it as a text
+// term, but only bond_rates has the word itself and gets the whole
+// WordShare; hobby_groups keeps (1 − WordShare) of its score. The hits
+// are those of the unblended search, sorted by their new scores, and a
+// query naming a tool keeps it first.
+func TestBlendWords(t *testing.T) {
+	ix := New(Config{Shards: 2})
+	ix.Upsert(Doc{Name: "hobby_groups", Description: "Groups matching the interests you list."})
+	ix.Upsert(Doc{Name: "bond_rates", Description: "Rates for investors interested in bonds."})
+	for i := range 20 {
+		ix.Upsert(Doc{Name: "filler_" + string(rune('a'+i)), Description: "Returns records of kind " + string(rune('a'+i)) + "."})
+	}
+	run := func(q string, blend bool) []Hit {
+		return ix.Run(Query{Kind: KindKeyword, Text: q}, Options{Max: 20, BlendWords: blend}).Hits
+	}
+	plain, blended := run("interested", false), run("interested", true)
+	if len(plain) != 2 || len(blended) != 2 {
+		t.Fatalf("Run(interested) = %v / %v, want both tools", plain, blended)
+	}
+	want := map[string]float64{}
+	for _, h := range plain {
+		want[h.Name] = (1 - WordShare) * h.Score
+		if h.Name == "bond_rates" {
+			want[h.Name] += WordShare
+		}
+	}
+	for _, h := range blended {
+		if math.Abs(h.Score-want[h.Name]) > 1e-12 {
+			t.Errorf("%s blended score = %v, want %v", h.Name, h.Score, want[h.Name])
+		}
+		if h.doc != nil {
+			t.Errorf("%s: Run returned its document", h.Name)
+		}
+	}
+	if blended[0].Score < blended[1].Score {
+		t.Errorf("blended hits out of order: %+v", blended)
+	}
+	// An exact name stays first; a Discover query (text only) is unchanged.
+	if got := run("bond_rates", true); len(got) == 0 || got[0].Name != "bond_rates" || got[0].Match != MatchExact {
+		t.Errorf("Run(bond_rates) = %+v, want the named tool first", got)
+	}
+	d1 := ix.Run(Query{Kind: KindDiscover, Text: "interested"}, Options{Max: 20})
+	d2 := ix.Run(Query{Kind: KindDiscover, Text: "interested"}, Options{Max: 20, BlendWords: true})
+	if !slices.Equal(d1.Hits, d2.Hits) {
+		t.Errorf("discover with BlendWords = %+v, want %+v", d2.Hits, d1.Hits)
 	}
 }

@@ -42,6 +42,10 @@ type Hit struct {
 	// Points are the raw keyword points.
 	Points int
 	Match  Match
+
+	// doc is the ranked hit's document while Run works (nil in the
+	// results it returns).
+	doc *doc
 }
 
 // Result is the outcome of a search.
@@ -70,6 +74,10 @@ type Options struct {
 	// Allow, when set, hides every tool it returns false for (a caller's
 	// permissions): hidden tools are never returned nor named.
 	Allow func(name string) bool
+	// BlendWords re-scores the ranked hits of a keyword query with the
+	// words as written (see blendWords): the server sets it for the
+	// candidates it fuses with dense retrieval.
+	BlendWords bool
 }
 
 // parallelMin is the number of deferred documents from which shards are
@@ -138,7 +146,14 @@ func (ix *Index) Run(q Query, opt Options) Result {
 		res.Hits = res.Hits[:n]
 		return res
 	}
-	res.Hits = append(res.Hits, ix.rank(p)...)
+	ranked := ix.rank(p)
+	if opt.BlendWords {
+		ix.blendWords(p, ranked)
+	}
+	for i := range ranked {
+		ranked[i].doc = nil
+	}
+	res.Hits = append(res.Hits, ranked...)
 	return res
 }
 
@@ -257,8 +272,12 @@ type plan struct {
 	counts map[string]int32
 	order  []string
 	kwIDs  []uint32 // backing of kw[i].words
-	kq     kwQuery
-	pq     pruneQuery
+	// blendWords' scratch.
+	blendIDs    []uint32
+	blendIDF    []float64
+	blendScores []float64
+	kq          kwQuery
+	pq          pruneQuery
 }
 
 // getPlan returns a plan, empty but for the scratch of an earlier one.
@@ -283,8 +302,10 @@ func (ix *Index) putPlan(p *plan) {
 	tf, kw, kwWords, counts, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.counts, p.order[:0], p.kwIDs[:0]
 	kq := p.kq.reset()
 	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
+	blendIDs, blendIDF, blendScores := p.blendIDs[:0], p.blendIDF[:0], p.blendScores[:0]
 	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq}
 	p.pq.order, p.pq.pre = pqOrder, pqPre
+	p.blendIDs, p.blendIDF, p.blendScores = blendIDs, blendIDF, blendScores
 	ix.plans.Put(p)
 }
 
@@ -885,7 +906,8 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	}
 	hits := make([]Hit, len(top))
 	for i, c := range top {
-		hits[i] = Hit{Name: sh.docs[c.slot].name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts)}
+		d := sh.docs[c.slot]
+		hits[i] = Hit{Name: d.name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts), doc: d}
 	}
 	s.top = top[:0]
 	return hits

@@ -89,6 +89,8 @@ func (s *Server) rank(ctx context.Context, tenant string, q index.Query, opt ind
 		return ix.Run(q, opt)
 	}
 	opt.Max = max(n, FuseCandidates)
+	// The candidates' words as written get a say (index.WordShare).
+	opt.BlendWords = q.Kind == index.KindKeyword
 	res := ix.Run(q, opt)
 	// The store holds every tenant's tools, each under its tenant's key:
 	// dense candidates are only those the tenant sees.

@@ -105,7 +105,7 @@ func BenchmarkSearchFused(b *testing.B) {
 					if err != nil && ctx.Err() == nil {
 						b.Fatal(err)
 					}
-					res := ix.Run(index.Query{Kind: index.KindKeyword, Text: q}, index.Options{Max: FuseCandidates})
+					res := ix.Run(index.Query{Kind: index.KindKeyword, Text: q}, index.Options{Max: FuseCandidates, BlendWords: true}) // as Server.rank
 					FuseDense(st, qv, res, DefaultSemanticRatio, 10, nil)
 				} else {
 					ix.Run(index.Query{Kind: index.KindKeyword, Text: q}, index.Options{Max: 10})

@@ -155,7 +155,7 @@ func (r semanticRanker) Rank(query string, k int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
-	res := r.ix.Run(index.Query{Kind: index.KindKeyword, Text: query}, index.Options{Max: max(k, service.FuseCandidates), Mode: index.ModeHybrid})
+	res := r.ix.Run(index.Query{Kind: index.KindKeyword, Text: query}, index.Options{Max: max(k, service.FuseCandidates), Mode: index.ModeHybrid, BlendWords: true}) // as the server ranks
 	fused := service.FuseDense(r.st, q, res, r.ratio, k, nil)
 	names := make([]string, len(fused))
 	for i, x := range fused {
