@@ -206,9 +206,6 @@ type Index struct {
 
 	shards    []*shard
 	nDeferred int
-	// kwLen is the number of keyword words of every deferred document
-	// summed (the word blend's average length, words.go).
-	kwLen uint64
 
 	prep  sync.Pool // *prepared
 	prune sync.Pool // *pruneScratch

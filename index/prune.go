@@ -703,6 +703,7 @@ func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneS
 	sc.masks = slices.Grow(sc.masks[:0], len(kq.ids))[:len(kq.ids)]
 	bits := sc.kbits
 	kq.bits(d, bits, sc.masks)
+	var words float64
 	for j := range p.kw {
 		n := keywordPoints(bits[j], d.mcp)
 		if n == 0 {
@@ -710,6 +711,9 @@ func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneS
 		}
 		pts += int32(n)
 		kwsum += math.Sqrt(float64(min(n, keywordFull))/keywordFull) * p.kw[j].w
+		if bits[j]&(fieldName|fieldHint|fieldDesc) != 0 {
+			words += p.kw[j].wordIDF
+		}
 	}
 	var kw float64
 	if p.kwTotal > 0 {
@@ -722,7 +726,7 @@ func (ix *Index) finish(sh *shard, c candidate, p *plan, kq *kwQuery, sc *pruneS
 	if p.allow != nil && !p.allow(d.name) {
 		return Hit{}, false
 	}
-	return Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: c.cos, Points: int(pts), doc: d}, true
+	return Hit{Name: d.name, Score: score, Keyword: kw, TFIDF: c.cos, Points: int(pts), words: p.wordScore(words, &sh.stat[c.slot])}, true
 }
 
 // kwQuery resolves keyword terms against a document's word list in one

@@ -336,10 +336,15 @@ func TestSearchEqualsReferenceDatasets(t *testing.T) {
 	opts := []Options{{}, {Max: MaxResults}, {Max: 5, Mode: ModeTFIDF},
 		{Max: 5, Allow: func(name string) bool { return len(name)%2 == 0 }}}
 	compareReference(t, "datasets", ix, live, queries, opts)
-	checkBlend(t, "datasets", ix, queries)
+	blended := checkBlend(t, "datasets", ix, queries)
 	ix.pruneFrom, ix.pruneStats = 0, &pruneStats{}
 	compareReference(t, "datasets pruned", ix, live, queries, opts)
-	checkBlend(t, "datasets pruned", ix, queries)
+	// The pruned search sums the word score apart (finish): the same.
+	for i, got := range checkBlend(t, "datasets pruned", ix, queries) {
+		if !slices.Equal(got, blended[i]) {
+			t.Fatalf("%q blended: pruned %+v, exhaustive %+v", queries[i], got, blended[i])
+		}
+	}
 	if n, total := ix.pruneStats.pruned.Load(), len(queries)*len(opts); n < int64(total/2) {
 		t.Errorf("%d of %d searches ran pruned, want most", n, total)
 	}
@@ -373,18 +378,20 @@ func TestLimiterWithinBound(t *testing.T) {
 	}
 }
 
-// checkBlend checks Options.BlendWords on every query: the same hits as without
-// it, sorted by their new scores, each within [(1 − s) x, (1 − s) x + s]
-// of its score x.
-func checkBlend(t *testing.T, label string, ix *Index, queries []string) {
+// checkBlend checks Options.BlendWords on every query: the same hits as
+// without it, sorted by their new scores, each within [(1 − s) x,
+// (1 − s) x + s] of its score x. It returns the blended hits by query.
+func checkBlend(t *testing.T, label string, ix *Index, queries []string) [][]Hit {
 	t.Helper()
-	for _, text := range queries {
+	out := make([][]Hit, len(queries))
+	for qi, text := range queries {
 		q, err := ParseQuery(text)
 		if err != nil {
 			continue
 		}
 		plain := ix.Run(q, Options{Max: 20}).Hits
 		blended := ix.Run(q, Options{Max: 20, BlendWords: true}).Hits
+		out[qi] = blended
 		if !slices.Equal(slices.Sorted(slices.Values(hitNames(plain))), slices.Sorted(slices.Values(hitNames(blended)))) {
 			t.Fatalf("%s: %q blended %v, want the hits of %v", label, text, hitNames(blended), hitNames(plain))
 		}
@@ -402,4 +409,5 @@ func checkBlend(t *testing.T, label string, ix *Index, queries []string) {
 			}
 		}
 	}
+	return out
 }

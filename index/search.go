@@ -43,9 +43,9 @@ type Hit struct {
 	Points int
 	Match  Match
 
-	// doc is the ranked hit's document while Run works (nil in the
-	// results it returns).
-	doc *doc
+	// words is the ranked hit's word score while Run works (see
+	// blendWords; 0 in the results it returns).
+	words float64
 }
 
 // Result is the outcome of a search.
@@ -148,10 +148,10 @@ func (ix *Index) Run(q Query, opt Options) Result {
 	}
 	ranked := ix.rank(p)
 	if opt.BlendWords {
-		ix.blendWords(p, ranked)
+		blendWords(ranked)
 	}
 	for i := range ranked {
-		ranked[i].doc = nil
+		ranked[i].words = 0
 	}
 	res.Hits = append(res.Hits, ranked...)
 	return res
@@ -268,16 +268,13 @@ type plan struct {
 	n         int
 
 	// Scratch reused by the next plan (see getPlan).
-	text   analysis.QueryText
-	counts map[string]int32
-	order  []string
-	kwIDs  []uint32 // backing of kw[i].words
-	// blendWords' scratch.
-	blendIDs    []uint32
-	blendIDF    []float64
-	blendScores []float64
-	kq          kwQuery
-	pq          pruneQuery
+	text    analysis.QueryText
+	counts  map[string]int32
+	order   []string
+	kwIDs   []uint32 // backing of kw[i].words
+	wordAvg float64  // the word score's average length (words.go)
+	kq      kwQuery
+	pq      pruneQuery
 }
 
 // getPlan returns a plan, empty but for the scratch of an earlier one.
@@ -302,10 +299,8 @@ func (ix *Index) putPlan(p *plan) {
 	tf, kw, kwWords, counts, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.counts, p.order[:0], p.kwIDs[:0]
 	kq := p.kq.reset()
 	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
-	blendIDs, blendIDF, blendScores := p.blendIDs[:0], p.blendIDF[:0], p.blendScores[:0]
 	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq}
 	p.pq.order, p.pq.pre = pqOrder, pqPre
-	p.blendIDs, p.blendIDF, p.blendScores = blendIDs, blendIDF, blendScores
 	ix.plans.Put(p)
 }
 
@@ -331,6 +326,10 @@ type kwTerm struct {
 	// w is the term's weight in the keyword score: BM25's idf of the
 	// documents it can match (see keywordWeight).
 	w float64
+	// wordIDF is BM25's idf of the term's word, for the first one-word
+	// term of each word (0 for the others): its share of the word score
+	// (blendWords).
+	wordIDF float64
 }
 
 func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
@@ -364,6 +363,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 	if p.scorer == ScorerBM25F {
 		p.norm = ix.lenNorm(p)
 	}
+	p.wordAvg = ix.wordAvg()
 	ix.an.Analyze(&p.text, text, p.wt > 0, p.wk > 0)
 	p.boost, p.boostCore = ix.boosted(p.text.Tokens)
 	if p.wt > 0 {
@@ -457,6 +457,12 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			if known {
 				kt.w = ix.keywordWeight(kt, N)
 				p.kwTotal += kt.w
+				if len(kt.words) == 1 && kt.whole < 0 && !slices.ContainsFunc(p.kw, func(o kwTerm) bool {
+					return o.wordIDF > 0 && o.words[0] == kt.words[0]
+				}) {
+					df := min(float64(ix.kw.df[kt.words[0]]), N)
+					kt.wordIDF = math.Log(1 + (N-df+0.5)/(df+0.5))
+				}
 				p.kw = append(p.kw, kt)
 			}
 		}
@@ -673,6 +679,9 @@ type slotAcc struct {
 	kw   float64 // Σ idf-weighted sqrt(min(points, 16)/16) over keyword terms
 	pts  int32   // keyword points
 	bits uint8   // the current keyword term's field bits
+	// words is the idf summed of the one-word keyword terms whose word
+	// the document has (the word score's numerator, blendWords).
+	words float64
 }
 
 const (
@@ -790,6 +799,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 				a.bits = 0
 				a.kw += kwScore[b] * t.w
 				a.pts += kwPoints[b]
+				a.words += t.wordIDF
 				seen[slot>>6] |= 1 << (slot & 63)
 			}
 			for _, slot := range s.tt {
@@ -816,6 +826,9 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 			}
 			a.kw += kwScore[b] * t.w
 			a.pts += kwPoints[b]
+			if b&(fieldName|fieldHint|fieldDesc) != 0 {
+				a.words += t.wordIDF
+			}
 			seen[slot>>6] |= 1 << (slot & 63)
 			if t.bit != 0 {
 				s.req[slot] |= t.bit
@@ -841,7 +854,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		for ; w != 0; w &= w - 1 {
 			slot := wi<<6 | bits.TrailingZeros64(w)
 			sa := &acc[slot]
-			a, k, pts := sa.text, sa.kw, sa.pts
+			a, k, pts, wd := sa.text, sa.kw, sa.pts, sa.words
 			*sa = slotAcc{}
 			var req uint64
 			var cjk uint16
@@ -898,7 +911,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 					continue
 				}
 			}
-			top = sh.insertCand(top, cand{score: score, kw: kw, cos: cos, pts: pts, slot: uint32(slot)}, p.n)
+			top = sh.insertCand(top, cand{score: score, kw: kw, cos: cos, words: wd, pts: pts, slot: uint32(slot)}, p.n)
 			if len(top) == p.n {
 				sk = p.skipper(top[p.n-1].score)
 			}
@@ -906,8 +919,8 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	}
 	hits := make([]Hit, len(top))
 	for i, c := range top {
-		d := sh.docs[c.slot]
-		hits[i] = Hit{Name: d.name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts), doc: d}
+		hits[i] = Hit{Name: sh.docs[c.slot].name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts),
+			words: p.wordScore(c.words, &sh.stat[c.slot])}
 	}
 	s.top = top[:0]
 	return hits
@@ -917,9 +930,9 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 // without pointers, so that keeping the top costs no write barriers and
 // no document is dereferenced but to break a tie.
 type cand struct {
-	score, kw, cos float64
-	pts            int32
-	slot           uint32
+	score, kw, cos, words float64
+	pts                   int32
+	slot                  uint32
 }
 
 // insertCand keeps top sorted best first (by score, then name, as

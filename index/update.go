@@ -182,7 +182,6 @@ func (ix *Index) place(p *prepared) {
 	for i, w := range p.words {
 		p.dwords = append(p.dwords, docWord{id: ix.addWord(sh, d, w, p.fields[i]), mask: p.fields[i]})
 	}
-	ix.kwLen += uint64(len(p.dwords))
 	ix.setFwd(d, p)
 }
 
@@ -203,7 +202,6 @@ func (ix *Index) bury(d *doc) {
 	for id, _, ok := words.next(); ok; id, _, ok = words.next() {
 		ix.kw.unref(id)
 		ix.kwl.bury(sh, id)
-		ix.kwLen--
 	}
 	if sh.nDead > len(sh.docs)-sh.nDead+renumberSlack {
 		ix.renumber(sh)

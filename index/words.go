@@ -1,7 +1,6 @@
 package index
 
 import (
-	"math"
 	"slices"
 )
 
@@ -16,73 +15,52 @@ const (
 	wordB  = 0.75
 )
 
-// blendWords gives a ranking a second opinion from the words as written.
-// hits are the ranked hits of plan p, best first, with their documents;
-// each one's score becomes (1 − WordShare) × its score + WordShare × its
-// word score relative to the best word score among hits, and hits are
-// sorted again (by score, ties by name). The caller holds the read lock.
-//
-// The word score is plain BM25 (k1 1.2, b 0.75) of the query's keyword
-// words, unstemmed and each counted once, against the document's own
-// keyword words (name parts, search hint and description words, each
-// counted once; the document's length is their number). The text scorer
-// stems, which pays on most catalogs but confuses "interested" with
-// "interests" and "planning" with "plan" in catalogs of terse endpoint
-// descriptions; the blend lets the exact words break such near-ties. It
-// costs one pass over the forward lists of the hits, so it is asked for
-// where the hits are few (the server's fusion candidates).
-func (ix *Index) blendWords(p *plan, hits []Hit) {
-	N := float64(ix.nDeferred)
-	if len(hits) == 0 || len(p.kw) == 0 || N == 0 || ix.kwLen == 0 {
-		return
+// The word score gives a ranking a second opinion from the words as
+// written. It is plain BM25 (k1 1.2, b 0.75) of the query's words,
+// unstemmed and each counted once (its one-word keyword terms), against
+// the document's own keyword words (name parts, search hint and
+// description words, each counted once), the document's length being its
+// name, hint and description term counts. The text scorer stems, which
+// pays on most catalogs but confuses "interested" with "interests" and
+// "planning" with "plan" in catalogs of terse endpoint descriptions; the
+// blend lets the exact words break such near-ties. Its numerator is summed
+// while the keyword postings are scanned (the idf of each one-word term
+// whose word the document has: slotAcc.words, or finish in the pruned
+// search), so it costs an addition per keyword posting.
+
+// wordScore is the word score of a document whose matched words' idf sum
+// to sum.
+func (p *plan) wordScore(sum float64, st *docStat) float64 {
+	if sum == 0 || p.wordAvg <= 0 {
+		return 0
 	}
-	ids := p.blendIDs[:0]
-	for _, t := range p.kw {
-		ids = append(ids, t.words...)
-		if t.whole >= 0 {
-			ids = append(ids, uint32(t.whole))
-		}
+	n := float64(st.flen[fName]) + float64(st.flen[fHint]) + float64(st.flen[fDesc])
+	return sum * (wordK1 + 1) / (1 + wordK1*(1-wordB+wordB*n/p.wordAvg))
+}
+
+// wordAvg is the catalog's average word-score length.
+func (ix *Index) wordAvg() float64 {
+	if ix.nDeferred == 0 {
+		return 0
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	p.blendIDs = ids
-	idf := p.blendIDF[:0]
-	for _, id := range ids {
-		df := min(float64(ix.kw.df[id]), N)
-		idf = append(idf, math.Log(1+(N-df+0.5)/(df+0.5)))
-	}
-	p.blendIDF = idf
-	avg := float64(ix.kwLen) / N
-	scores := p.blendScores[:0]
+	return float64(ix.flen[fName]+ix.flen[fHint]+ix.flen[fDesc]) / float64(ix.nDeferred)
+}
+
+// blendWords re-scores the ranked hits of p (best first, their word
+// scores set): each one's score becomes (1 − WordShare) × its score +
+// WordShare × its word score relative to the best among hits, and hits
+// are sorted again (by score, ties by name). With no word score among
+// them nothing changes.
+func blendWords(hits []Hit) {
 	best := 0.0
 	for _, h := range hits {
-		s := 0.0
-		if h.doc != nil {
-			words, _ := ix.readers(h.doc)
-			var matched float64
-			n, j := 0, 0
-			for id, _, ok := words.next(); ok; id, _, ok = words.next() {
-				n++
-				for j < len(ids) && ids[j] < id {
-					j++
-				}
-				if j < len(ids) && ids[j] == id {
-					matched += idf[j]
-				}
-			}
-			if matched > 0 {
-				s = matched * (wordK1 + 1) / (1 + wordK1*(1-wordB+wordB*float64(n)/avg))
-			}
-		}
-		scores = append(scores, s)
-		best = max(best, s)
+		best = max(best, h.words)
 	}
-	p.blendScores = scores
 	if best == 0 {
 		return
 	}
 	for i := range hits {
-		hits[i].Score = (1-WordShare)*hits[i].Score + WordShare*scores[i]/best
+		hits[i].Score = (1-WordShare)*hits[i].Score + WordShare*hits[i].words/best
 	}
 	slices.SortFunc(hits, compareHits)
 }
