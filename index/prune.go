@@ -436,6 +436,15 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 	return seekW
 }
 
+// fields is the fields a posting of the list names for its term: those
+// the list needs, or fieldPartial for a partial list's name part.
+func (kl *kwList) fields(post kwPost) uint8 {
+	if kl.partial && post.mask()&fieldName != 0 {
+		return fieldPartial
+	}
+	return post.mask() & kl.need
+}
+
 // boundList is markKeyword and the bounds of scanNonEssentialKeywords in
 // one pass, for a term of one list: a document has one posting in it, so
 // the posting's fields are the term's. It returns the postings marked.
@@ -447,10 +456,7 @@ func (sc *pruneScratch) boundList(kl *kwList, lo, hi int, w float64) int {
 		if int(post.docSlot()) >= hi {
 			break
 		}
-		b := post.mask() & kl.need
-		if kl.partial && post.mask()&fieldName != 0 {
-			b = fieldPartial
-		}
+		b := kl.fields(post)
 		if b == 0 {
 			continue
 		}
@@ -901,10 +907,7 @@ func (sc *pruneScratch) markKeyword(tj, lo, hi int, gallop bool) {
 			if int(post.docSlot()) >= hi {
 				break
 			}
-			b := post.mask() & kl.need
-			if kl.partial && post.mask()&fieldName != 0 {
-				b = fieldPartial
-			}
+			b := kl.fields(post)
 			if b == 0 {
 				continue
 			}

@@ -46,8 +46,8 @@ func (ix *Index) wordAvg() float64 {
 	return float64(ix.flen[fName]+ix.flen[fHint]+ix.flen[fDesc]) / float64(ix.nDeferred)
 }
 
-// blendWords re-scores the ranked hits of p (best first, their word
-// scores set): each one's score becomes (1 − WordShare) × its score +
+// blendWords re-scores ranked hits (best first, their word scores set):
+// each one's score becomes (1 − WordShare) × its score +
 // WordShare × its word score relative to the best among hits, and hits
 // are sorted again (by score, ties by name). With no word score among
 // them nothing changes.
