@@ -11,6 +11,7 @@ import (
 
 	"github.com/tooldex/tooldex/auth"
 	tooldexv1 "github.com/tooldex/tooldex/gen/tooldex/v1"
+	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/permission"
 	"github.com/tooldex/tooldex/internal/semantic"
 	"github.com/tooldex/tooldex/internal/semantic/semantictest"
@@ -183,5 +184,31 @@ func TestSemanticSearchKeepsTenantsApart(t *testing.T) {
 		if !slices.Contains(got, tt.want) || slices.Contains(got, tt.hide) {
 			t.Errorf("search = %v, want %s and never %s", got, tt.want, tt.hide)
 		}
+	}
+}
+
+// The server's fused ranking gives the candidates' words as written their
+// say (index.Options.BlendWords): its hits are the blended lexical
+// candidates fused, not the plain ones.
+func TestSemanticSearchBlendsWords(t *testing.T) {
+	s := semanticServer(t, &semantictest.Concepts{}, nil)
+	q := index.Query{Kind: index.KindKeyword, Text: "reads the temperature outlook of a document"}
+	got := s.rank(t.Context(), auth.DefaultTenant, q, index.Options{Max: 5}).Hits
+	ix := s.Index()
+	qv, err := s.dense.store.Embed(t.Context(), q.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fused := func(blend bool) []index.Hit {
+		res := ix.Run(q, index.Options{Max: FuseCandidates, BlendWords: blend})
+		key := func(name string) string { return denseKey(auth.DefaultTenant, name) }
+		return fuseDense(s.dense.store, qv, res, s.dense.ratio, 5, func(string) bool { return true }, key)
+	}
+	want, plain := fused(true), fused(false)
+	if !slices.Equal(got, want) {
+		t.Errorf("rank = %+v, want the blended candidates fused %+v", got, want)
+	}
+	if slices.Equal(want, plain) {
+		t.Errorf("blended and plain fusions agree (%+v): the query does not tell them apart", plain)
 	}
 }
