@@ -156,7 +156,7 @@ func BenchmarkCompile(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				c.ix.mu.RLock()
-				c.ix.putPlan(c.ix.compile(queries[i%len(queries)], ModeHybrid, DefaultMax, nil))
+				c.ix.putPlan(c.ix.compile(queries[i%len(queries)], ModeHybrid, DefaultMax, nil, false))
 				c.ix.mu.RUnlock()
 				i++
 			}

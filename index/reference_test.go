@@ -189,7 +189,7 @@ func refSearch(ix *Index, query string, opt Options, live map[string]*refDoc) (R
 		max = DefaultMax
 	}
 	max = min(max, MaxResults)
-	p := ix.compile(q.Text, mode, max-n, exact)
+	p := ix.compile(q.Text, mode, max-n, exact, false)
 	defer ix.putPlan(p)
 	p.allow = opt.Allow
 	if n >= max {

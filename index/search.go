@@ -131,7 +131,7 @@ func (ix *Index) Run(q Query, opt Options) Result {
 			res.Hits = append(res.Hits, Hit{Name: d.name, Score: 1, Keyword: 1, TFIDF: 1, Match: MatchExact})
 		}
 	}
-	p := ix.compile(q.Text, opt.Mode, n-len(res.Hits), exact)
+	p := ix.compile(q.Text, opt.Mode, n-len(res.Hits), exact, opt.BlendWords)
 	defer ix.putPlan(p)
 	p.allow = opt.Allow
 	res.Required = p.reqAll != 0 || p.noMatch
@@ -149,9 +149,9 @@ func (ix *Index) Run(q Query, opt Options) Result {
 	ranked := ix.rank(p)
 	if opt.BlendWords {
 		blendWords(ranked)
-	}
-	for i := range ranked {
-		ranked[i].words = 0
+		for i := range ranked {
+			ranked[i].words = 0
+		}
 	}
 	res.Hits = append(res.Hits, ranked...)
 	return res
@@ -327,12 +327,14 @@ type kwTerm struct {
 	// documents it can match (see keywordWeight).
 	w float64
 	// wordIDF is BM25's idf of the term's word, for the first one-word
-	// term of each word (0 for the others): its share of the word score
-	// (blendWords).
+	// term of each word when the search blends words (0 otherwise): its
+	// share of the word score (blendWords).
 	wordIDF float64
 }
 
-func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
+// compile plans a search of text for the best n, exact excluded (they
+// are pinned); with blend it prepares the word score (blendWords).
+func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool) *plan {
 	p := ix.getPlan()
 	p.mode, p.wk, p.wt = mode, ix.cfg.KeywordWeight, ix.cfg.TFIDFWeight
 	p.minTF, p.boostMin, p.n = ix.cfg.MinTFIDF, ix.cfg.NameBoost, n
@@ -363,7 +365,9 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 	if p.scorer == ScorerBM25F {
 		p.norm = ix.lenNorm(p)
 	}
-	p.wordAvg = ix.wordAvg()
+	if blend {
+		p.wordAvg = ix.wordAvg()
+	}
 	ix.an.Analyze(&p.text, text, p.wt > 0, p.wk > 0)
 	p.boost, p.boostCore = ix.boosted(p.text.Tokens)
 	if p.wt > 0 {
@@ -391,8 +395,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 				w = float64(counts[t]) / float64(most) * idf
 				p.qnorm += w * w
 			} else {
-				// BM25's idf, positive even for a term every tool has.
-				idf = math.Log(1 + (N-df+0.5)/(df+0.5))
+				idf = bm25IDF(df, N)
 				w = queryTermWeight(counts[t], ix.cfg.K3)
 				p.ideal += w * idf
 			}
@@ -457,11 +460,10 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc) *plan {
 			if known {
 				kt.w = ix.keywordWeight(kt, N)
 				p.kwTotal += kt.w
-				if len(kt.words) == 1 && kt.whole < 0 && !slices.ContainsFunc(p.kw, func(o kwTerm) bool {
+				if blend && len(kt.words) == 1 && kt.whole < 0 && !slices.ContainsFunc(p.kw, func(o kwTerm) bool {
 					return o.wordIDF > 0 && o.words[0] == kt.words[0]
 				}) {
-					df := min(float64(ix.kw.df[kt.words[0]]), N)
-					kt.wordIDF = math.Log(1 + (N-df+0.5)/(df+0.5))
+					kt.wordIDF = bm25IDF(min(float64(ix.kw.df[kt.words[0]]), N), N)
 				}
 				p.kw = append(p.kw, kt)
 			}
@@ -495,7 +497,12 @@ func (ix *Index) keywordWeight(t kwTerm, N float64) float64 {
 			df += float64(ix.kw.df[id])
 		}
 	}
-	df = min(df, N)
+	return bm25IDF(min(df, N), N)
+}
+
+// bm25IDF is BM25's idf of a term in df of N documents, ln(1 + (N − df +
+// 0.5) / (df + 0.5)): positive even for a term every document has.
+func bm25IDF(df, N float64) float64 {
 	return math.Log(1 + (N-df+0.5)/(df+0.5))
 }
 
