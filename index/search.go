@@ -748,22 +748,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
-			// p.bm25, inlined for the lengths in the table.
-			const m = normLens - 1
-			f, k1, qw := &p.norm.f, p.k1, q.qw
-			for _, post := range l {
-				slot := post.slot
-				st := &sh.stat[slot]
-				ln, tf := &st.flen, post.tf
-				if ln[0]|ln[1]|ln[2]|ln[3] >= normLens {
-					acc[slot].text += p.bm25(tf, st, qw)
-				} else {
-					x := float64(tf[0])*f[0][ln[0]&m] + float64(tf[1])*f[1][ln[1]&m] +
-						float64(tf[2])*f[2][ln[2]&m] + float64(tf[3])*f[3][ln[3]&m]
-					acc[slot].text += qw * x / (k1 + x)
-				}
-				seen[slot>>6] |= 1 << (slot & 63)
-			}
+			p.addBM25(s, sh.stat, l, q.qw)
 		default:
 			for _, post := range l {
 				slot := post.slot
@@ -931,6 +916,35 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	}
 	s.top = top[:0]
 	return hits
+}
+
+// addBM25 adds the BM25F contributions of a term (qw = count × idf) with
+// postings l into the text sums of acc, marking their slots seen: p.bm25,
+// inlined for the lengths in the table. In a function of its own the loop
+// keeps its values in registers (in scoreShard they were spilled), and
+// the postings and lengths are read in place (arrays are never held in
+// registers).
+func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64) {
+	const m = normLens - 1
+	acc, seen := s.acc, s.seen
+	n, k1 := p.norm, p.k1
+	f := &n.f
+	for i := range l {
+		post := &l[i]
+		slot := post.slot
+		st := &stat[slot]
+		ln, tf := &st.flen, &post.tf
+		var x float64
+		if ln[0]|ln[1]|ln[2]|ln[3] < normLens {
+			x = float64(tf[0])*f[0][ln[0]&m] + float64(tf[1])*f[1][ln[1]&m] +
+				float64(tf[2])*f[2][ln[2]&m] + float64(tf[3])*f[3][ln[3]&m]
+		} else {
+			x = float64(tf[0])*n.factor(0, ln[0]) + float64(tf[1])*n.factor(1, ln[1]) +
+				float64(tf[2])*n.factor(2, ln[2]) + float64(tf[3])*n.factor(3, ln[3])
+		}
+		acc[slot].text += qw * x / (k1 + x)
+		seen[slot>>6] |= 1 << (slot & 63)
+	}
 }
 
 // cand is a hit of one shard's exhaustive search before its name is read:
