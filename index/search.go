@@ -671,6 +671,13 @@ type scratch struct {
 	tt   []int32   // slots with bits set
 	top  []cand    // the best hits so far
 
+	// parts caches namePartials by word for index epoch partEpoch;
+	// partN counts what it holds, in postings (4 bytes), cleared past
+	// two a slot.
+	parts     map[uint32][]kwPost
+	partEpoch uint64
+	partN     int
+
 	// Only for the queries that need them, allocated on first use.
 	req   []uint64 // required terms matched
 	cjk   []uint16 // CJK terms matched
@@ -779,33 +786,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	// Keyword scores, term by term.
 	for _, t := range p.kw {
 		if len(t.words) == 1 && t.whole < 0 && t.bit == 0 {
-			// One word: its list scores each posting straight, with
-			// the partial name matches (marked first, a few) of
-			// the same document; those the list did not meet are
-			// scored after.
-			ix.markPartial(sh, s, t.partial)
-			for _, post := range ix.kwl.get(t.words[0], sh.idx) {
-				slot := post.docSlot()
-				a := &acc[slot]
-				b := post.low() | a.bits
-				a.bits = 0
-				a.kw += kwScore[b] * t.w
-				a.pts += kwPoints[b]
-				a.words += t.wordIDF
-				seen[slot>>6] |= 1 << (slot & 63)
-			}
-			for _, slot := range s.tt {
-				a := &acc[slot]
-				b := a.bits
-				if b == 0 {
-					continue
-				}
-				a.bits = 0
-				a.kw += kwScore[b] * t.w
-				a.pts += kwPoints[b]
-				seen[slot>>6] |= 1 << (slot & 63)
-			}
-			s.tt = s.tt[:0]
+			ix.oneWord(sh, s, &t)
 			continue
 		}
 		ix.keywordTerm(sh, s, t)
@@ -1069,6 +1050,80 @@ func (ix *Index) keywordTerm(sh *shard, s *scratch, t kwTerm) {
 		}
 	}
 	ix.markPartial(sh, s, t.partial)
+}
+
+// oneWord adds the keyword score of a one-word term (neither required nor
+// an identifier) to the slots its word's postings and its partial name
+// matches (namePartials) reach: both lists are sorted by slot, so one
+// merge scores each document once, with the fields of both.
+func (ix *Index) oneWord(sh *shard, s *scratch, t *kwTerm) {
+	acc, seen := s.acc, s.seen
+	w, idf := t.w, t.wordIDF
+	parts := s.namePartials(ix, sh, t)
+	j := 0
+	// partial scores a document that only a name part matches.
+	partial := func(pp kwPost) {
+		slot := pp.docSlot()
+		b := fieldPartial | pp.low()
+		a := &acc[slot]
+		a.kw += kwScore[b] * w
+		a.pts += kwPoints[b]
+		seen[slot>>6] |= 1 << (slot & 63)
+	}
+	for _, post := range ix.kwl.get(t.words[0], sh.idx) {
+		slot := post.docSlot()
+		b := post.low()
+		for j < len(parts) && parts[j].docSlot() < slot {
+			partial(parts[j])
+			j++
+		}
+		if j < len(parts) && parts[j].docSlot() == slot {
+			b |= fieldPartial
+			j++
+		}
+		a := &acc[slot]
+		a.kw += kwScore[b] * w
+		a.pts += kwPoints[b]
+		a.words += idf
+		seen[slot>>6] |= 1 << (slot & 63)
+	}
+	for ; j < len(parts); j++ {
+		partial(parts[j])
+	}
+}
+
+// namePartials returns the documents of shard sh one of whose name parts
+// is among t.partial (those containing t's word), sorted by slot, each
+// once and with fieldMCP for an MCP tool. They are cached by word until
+// the index changes: merging the parts' lists is the costly part.
+func (s *scratch) namePartials(ix *Index, sh *shard, t *kwTerm) []kwPost {
+	if len(t.partial) == 0 {
+		return nil
+	}
+	if s.partEpoch != ix.epoch || s.partN > 2*len(s.acc) {
+		clear(s.parts)
+		s.partEpoch, s.partN = ix.epoch, 0
+	}
+	word := t.words[0]
+	if l, ok := s.parts[word]; ok {
+		return l
+	}
+	var l []kwPost
+	for _, id := range t.partial {
+		for _, post := range ix.kwl.get(id, sh.idx) {
+			if post.mask()&fieldName != 0 {
+				l = append(l, post&^(1<<kwMaskBits-1)) // slot and fieldMCP
+			}
+		}
+	}
+	slices.Sort(l)
+	l = slices.Clip(slices.Compact(l))
+	if s.parts == nil {
+		s.parts = make(map[uint32][]kwPost)
+	}
+	s.parts[word] = l
+	s.partN += len(l) + 8 // a list's header and map entry as 8 postings
+	return l
 }
 
 // markPartial adds fieldPartial (with fieldMCP) to s.bits of the
