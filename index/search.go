@@ -671,12 +671,12 @@ type scratch struct {
 	tt   []int32   // slots with bits set
 	top  []cand    // the best hits so far
 
-	// parts caches namePartials by word for index epoch partEpoch;
-	// partN counts what it holds, in postings (4 bytes), cleared past
-	// two a slot.
+	// parts caches namePartials by word for index epoch partEpoch, its
+	// lists in partBuf; it is cleared once it holds two postings a slot
+	// (a list's map entry counted as 8).
 	parts     map[uint32][]kwPost
+	partBuf   []kwPost
 	partEpoch uint64
-	partN     int
 
 	// Only for the queries that need them, allocated on first use.
 	req   []uint64 // required terms matched
@@ -1100,29 +1100,35 @@ func (s *scratch) namePartials(ix *Index, sh *shard, t *kwTerm) []kwPost {
 	if len(t.partial) == 0 {
 		return nil
 	}
-	if s.partEpoch != ix.epoch || s.partN > 2*len(s.acc) {
+	if s.partEpoch != ix.epoch || len(s.partBuf)+8*len(s.parts) > 2*len(s.acc) {
 		clear(s.parts)
-		s.partEpoch, s.partN = ix.epoch, 0
+		s.partEpoch, s.partBuf = ix.epoch, s.partBuf[:0]
 	}
 	word := t.words[0]
 	if l, ok := s.parts[word]; ok {
 		return l
 	}
-	var l []kwPost
+	// Appended to partBuf, which lists later words' after it (a list
+	// is never written again once made).
+	from := len(s.partBuf)
 	for _, id := range t.partial {
 		for _, post := range ix.kwl.get(id, sh.idx) {
 			if post.mask()&fieldName != 0 {
-				l = append(l, post&^(1<<kwMaskBits-1)) // slot and fieldMCP
+				s.partBuf = append(s.partBuf, post&^(1<<kwMaskBits-1)) // slot and fieldMCP
 			}
 		}
 	}
-	slices.Sort(l)
-	l = slices.Clip(slices.Compact(l))
+	l := s.partBuf[from:]
+	if len(t.partial) > 1 { // one list is sorted, each slot once
+		slices.Sort(l)
+		l = slices.Compact(l)
+		s.partBuf = s.partBuf[:from+len(l)]
+	}
+	l = slices.Clip(l)
 	if s.parts == nil {
 		s.parts = make(map[uint32][]kwPost)
 	}
 	s.parts[word] = l
-	s.partN += len(l) + 8 // a list's header and map entry as 8 postings
 	return l
 }
 
