@@ -117,13 +117,28 @@ func bagOf(m *static.Model, ids []int32, text string) (bag, []int32) {
 	return bag(sortedRows(cnt, 1)), ids
 }
 
+// without returns the entries of q whose row d lacks (both sorted by row).
+func without(q, d bag) bag {
+	var out bag
+	j := 0
+	for _, e := range q {
+		for j < len(d) && d[j].row < e.row {
+			j++
+		}
+		if j == len(d) || d[j].row != e.row {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // ctConfig is the contrastive fit's settings.
 type ctConfig struct {
 	temp, lr, lambda float64
 	batch, epochs    int
 	held             float64
 	names            string
-	oneWay           bool
+	oneWay, disjoint bool
 	seed             uint64
 }
 
@@ -427,6 +442,20 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	}
 	hq, hd := qs[:nHeld], ds[:nHeld]
 	tq, td := qs[nHeld:nHeld+train], ds[nHeld:nHeld+train]
+	if cc.disjoint {
+		// The queries keep only the units their document lacks: what the
+		// lexical ranking cannot match. Pairs left with none are dropped.
+		var kq, kd []bag
+		for i, q := range tq {
+			if q = without(q, td[i]); len(q) > 0 {
+				kq, kd = append(kq, q), append(kd, td[i])
+			}
+		}
+		tq, td, train = kq, kd, len(kq)
+		if train < cc.batch {
+			return nil, fmt.Errorf("%d training pairs, fewer than a batch", train)
+		}
+	}
 	log.Printf("contrastive: %d distinct (summary, long description) pairs, %d with known units; %d held out, %d trained on", len(ps), len(qs), nHeld, train)
 	held := func(mm *static.Model) float64 {
 		return recallAt1(modelVectors(mm, qText[:nHeld]), modelVectors(mm, dText[:nHeld]))

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -109,5 +110,15 @@ func TestRecallAt1(t *testing.T) {
 	d[1] = []float64{0, 1}
 	if got := recallAt1(q, d); math.Abs(got-1.0/3) > 1e-12 {
 		t.Errorf("recallAt1 = %v, want 1/3", got)
+	}
+}
+
+// TestWithout: the query's units that its document lacks.
+func TestWithout(t *testing.T) {
+	q := bag{{1, 1}, {3, 2}, {5, 1}, {9, 1}}
+	d := bag{{2, 1}, {3, 1}, {9, 4}}
+	got := without(q, d)
+	if want := (bag{{1, 1}, {5, 1}}); !slices.Equal(got, want) {
+		t.Errorf("without = %v, want %v", got, want)
 	}
 }

@@ -49,7 +49,9 @@
 // root-mean-square entry. -ct-epochs passes, batches shuffled with
 // -ct-seed; -fit N > 0 keeps the first N training pairs; -ct-names query
 // (or doc) puts the package name's words before the summary (or the long
-// description). The held-out pairs' recall@1 (each summary against every
+// description); -ct-disjoint trains each query on the units its document
+// lacks only (what the lexical ranking cannot match). The held-out pairs'
+// recall@1 (each summary against every
 // held-out long description) is logged before and after. The output
 // depends only on the corpora and the flags (-workers only splits the
 // batch's sums):
@@ -119,6 +121,7 @@ func main() {
 	flag.Float64Var(&c.ct.held, "ct-held", 0.02, "contrastive: share of the pairs held out, to report recall@1")
 	flag.StringVar(&c.ct.names, "ct-names", "", "contrastive: the package name's words before the summary (query) or before the long description (doc); empty: none")
 	flag.BoolVar(&c.ct.oneWay, "ct-one-way", false, "contrastive: the queries' softmax only (default: symmetric, the documents' too)")
+	flag.BoolVar(&c.ct.disjoint, "ct-disjoint", false, "contrastive: train each query on the units its document lacks only (what the lexical ranking cannot match)")
 	flag.Uint64Var(&c.ct.seed, "ct-seed", 1, "contrastive: seed of the batches' shuffle")
 	flag.BoolVar(&c.fitSummaries, "fit-summaries", false, "fit on the descriptions' first lines (the packages' one-line summaries) only")
 	flag.IntVar(&c.fitIters, "fit-iters", 100, "most conjugate-gradient iterations")
