@@ -139,6 +139,7 @@ type ctConfig struct {
 	held             float64
 	names            string
 	oneWay, disjoint bool
+	weights          bool // one weight per row, the distilled directions kept
 	seed             uint64
 }
 
@@ -152,7 +153,8 @@ type trainer struct {
 	touched  []int32
 	mark     []bool
 	step     int
-	pull, lr float64 // λ/r̄², the step in the rows' units
+	pull, lr float64   // λ/r̄², the step in the rows' units
+	w        []float64 // with weights, each row's weight
 	workers  int
 }
 
@@ -166,6 +168,12 @@ func newTrainer(c ctConfig, v0 [][]float64, workers int) *trainer {
 		if n := norm(r); n > 0 {
 			sq += n * n
 			used++
+		}
+	}
+	if c.weights {
+		t.w = make([]float64, U)
+		for u := range t.w {
+			t.w[u] = 1
 		}
 	}
 	r2 := sq / float64(max(used, 1))
@@ -321,8 +329,8 @@ func (t *trainer) scatter(bags []bag, g [][]float64) {
 }
 
 // update adds the pull toward the distilled rows, λ/r̄²·‖V − V0‖² over the
-// touched rows, and takes one Adam step on them; it returns the pull's
-// part of the loss.
+// touched rows, and takes one Adam step on them (with weights, on their
+// weights w, the pull λ(w − 1)²); it returns the pull's part of the loss.
 func (t *trainer) update() float64 {
 	const b1, b2, eps = 0.9, 0.999, 1e-12
 	t.step++
@@ -331,6 +339,26 @@ func (t *trainer) update() float64 {
 	sort.Slice(t.touched, func(i, j int) bool { return t.touched[i] < t.touched[j] })
 	for _, u := range t.touched {
 		g, v, v0, m1, m2 := t.grad[u], t.v[u], t.v0[u], t.m1[u], t.m2[u]
+		if t.weights {
+			// The row is w·V0: dLoss/dw = g·V0, and the pull is λ(w − 1)².
+			w := &t.w[u]
+			var gw float64
+			for k, x := range g {
+				gw += x * v0[k]
+			}
+			diff := *w - 1
+			pull += t.lambda * diff * diff
+			gw += 2 * t.lambda * diff
+			m1[0] = b1*m1[0] + (1-b1)*gw
+			m2[0] = b2*m2[0] + (1-b2)*gw*gw
+			*w -= t.ctConfig.lr * (m1[0] / c1) / (math.Sqrt(m2[0]/c2) + eps)
+			for k, x := range v0 {
+				v[k] = *w * x
+			}
+			clear(g)
+			t.mark[u] = false
+			continue
+		}
 		for k := range g {
 			diff := v[k] - v0[k]
 			pull += t.pull * diff * diff

@@ -122,3 +122,17 @@ func TestWithout(t *testing.T) {
 		t.Errorf("without = %v, want %v", got, want)
 	}
 }
+
+// TestUpdateWeights: with weights, a step keeps a row parallel to its
+// distilled row and moves its weight against the gradient.
+func TestUpdateWeights(t *testing.T) {
+	v0 := [][]float64{{3, 4}}
+	tr := newTrainer(ctConfig{lr: 0.1, lambda: 0, weights: true}, v0, 1)
+	tr.grad[0] = []float64{1, 1} // g·V0 = 7 > 0: the weight goes down
+	tr.mark[0], tr.touched = true, []int32{0}
+	tr.update()
+	w := tr.w[0]
+	if w >= 1 || math.Abs(tr.v[0][0]-3*w) > 1e-12 || math.Abs(tr.v[0][1]-4*w) > 1e-12 {
+		t.Errorf("weight %v, row %v: want a weight below 1 times (3, 4)", w, tr.v[0])
+	}
+}

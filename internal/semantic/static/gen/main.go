@@ -50,8 +50,10 @@
 // -ct-seed; -fit N > 0 keeps the first N training pairs; -ct-names query
 // (or doc) puts the package name's words before the summary (or the long
 // description); -ct-disjoint trains each query on the units its document
-// lacks only (what the lexical ranking cannot match). The held-out pairs'
-// recall@1 (each summary against every
+// lacks only (what the lexical ranking cannot match); -ct-weights keeps
+// the distilled directions and trains one weight w per row instead (a
+// retrieval-learnt SIF weighting; pull λ(w − 1)², step -ct-lr). The
+// held-out pairs' recall@1 (each summary against every
 // held-out long description) is logged before and after. The output
 // depends only on the corpora and the flags (-workers only splits the
 // batch's sums):
@@ -122,6 +124,7 @@ func main() {
 	flag.StringVar(&c.ct.names, "ct-names", "", "contrastive: the package name's words before the summary (query) or before the long description (doc); empty: none")
 	flag.BoolVar(&c.ct.oneWay, "ct-one-way", false, "contrastive: the queries' softmax only (default: symmetric, the documents' too)")
 	flag.BoolVar(&c.ct.disjoint, "ct-disjoint", false, "contrastive: train each query on the units its document lacks only (what the lexical ranking cannot match)")
+	flag.BoolVar(&c.ct.weights, "ct-weights", false, "contrastive: train one weight per row, the distilled directions kept (pull λ(w − 1)², step -ct-lr)")
 	flag.Uint64Var(&c.ct.seed, "ct-seed", 1, "contrastive: seed of the batches' shuffle")
 	flag.BoolVar(&c.fitSummaries, "fit-summaries", false, "fit on the descriptions' first lines (the packages' one-line summaries) only")
 	flag.IntVar(&c.fitIters, "fit-iters", 100, "most conjugate-gradient iterations")
