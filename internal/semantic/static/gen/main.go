@@ -53,8 +53,8 @@
 // lacks only (what the lexical ranking cannot match); -ct-weights keeps
 // the distilled directions and trains one weight w per row instead (a
 // retrieval-learnt SIF weighting; pull λ(w − 1)², step -ct-lr). The
-// held-out pairs' recall@1 (each summary against every
-// held-out long description) is logged before and after. The output
+// held-out pairs' recall@1 (each summary against every held-out long
+// description) is logged before and after. The output
 // depends only on the corpora and the flags (-workers only splits the
 // batch's sums):
 //
@@ -64,7 +64,10 @@
 //
 // No fitted model measured better than the plain distillation by
 // leave-one-dataset-out (docs/BENCHMARKS.md, "Static model fitted on
-// Debian descriptions"), so model.bin is made without -fit.
+// Debian descriptions"), nor any contrastively trained one (a far better
+// retriever alone, not in the fused ranking: "Static model trained
+// contrastively on Debian pairs"), so model.bin is made without -fit or
+// -fit-mode contrastive.
 package main
 
 import (
@@ -109,7 +112,7 @@ func main() {
 	flag.IntVar(&c.nWords, "words", 16000, "most frequent corpus words to add (those not a single piece)")
 	flag.IntVar(&c.minCount, "min-count", 3, "fewest occurrences of an added word")
 	flag.Float64Var(&c.sif, "sif", 1e-5, "SIF coefficient a in a/(a+p) (chosen by leave-one-dataset-out among 1e-3, 1e-4, 1e-5)")
-	flag.IntVar(&c.fit, "fit", 0, "fit the rows to the teacher's vectors of this many corpus descriptions (0: no fit)")
+	flag.IntVar(&c.fit, "fit", 0, "fit the rows to the teacher's vectors of this many corpus descriptions (0: no fit); with -fit-mode contrastive, the most training pairs (0: all)")
 	flag.StringVar(&c.fitCorpus, "fit-corpus", "", "descriptions to fit on (default -corpus): apt-cache dumpavail output (one-line summaries) or a Translation-en file (long descriptions)")
 	flag.IntVar(&c.fitHeld, "fit-held", 1000, "further descriptions kept out of the fit, to report its held-out cosine")
 	flag.Float64Var(&c.fitLambda, "fit-lambda", 1, "ridge toward the distilled rows, relative to the normal equations' mean diagonal")
