@@ -64,8 +64,9 @@
 //
 // No fitted model measured better than the plain distillation by
 // leave-one-dataset-out (docs/BENCHMARKS.md, "Static model fitted on
-// Debian descriptions"), nor any contrastively trained one (a far better
-// retriever alone, not in the fused ranking: "Static model trained
+// Debian descriptions"), nor any contrastively trained one (rows: a far
+// better retriever alone, not in the fused ranking; -ct-weights: a gain
+// of the size of its seed-to-seed swing; "Static model trained
 // contrastively on Debian pairs"), so model.bin is made without -fit or
 // -fit-mode contrastive.
 package main
