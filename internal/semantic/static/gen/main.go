@@ -31,9 +31,44 @@
 // teacher's vectors in a file, so that a rerun costs no teacher time. The
 // output depends only on the corpora and the flags.
 //
+// -fit-mode contrastive trains the rows for retrieval instead, on
+// (query, document) pairs of -fit-corpus, a Translation-en file: a
+// package's one-line summary (its Description-en line; dumpavail's
+// Description line is the same text) is the query, its long description
+// (the continuation lines, as semantic.ToolText cuts a tool's text) the
+// document; packages sharing a summary or a long description keep the
+// first in the order of their names' FNV-1a hashes, whose first -ct-held
+// share is held out. The loss is in-batch InfoNCE: each query's softmax
+// over -ct-temp × the cosines to the -ct-batch documents of its batch
+// (and each document's over the queries, unless -ct-one-way), a text's
+// vector being the normalised sum of the rows Model.Rows gives for it,
+// as at run time. Its gradient, derived by hand, reaches only the rows a
+// batch uses; to it is added a pull toward the distilled rows V0,
+// -ct-lambda × ‖V − V0‖²/r̄² over those rows (r̄² the distilled rows' mean
+// squared norm), and Adam takes a step of -ct-lr × the distilled rows'
+// root-mean-square entry. -ct-epochs passes, batches shuffled with
+// -ct-seed; -fit N > 0 keeps the first N training pairs; -ct-names query
+// (or doc) puts the package name's words before the summary (or the long
+// description); -ct-disjoint trains each query on the units its document
+// lacks only (what the lexical ranking cannot match); -ct-weights keeps
+// the distilled directions and trains one weight w per row instead (a
+// retrieval-learnt SIF weighting; pull λ(w − 1)², step -ct-lr). The
+// held-out pairs' recall@1 (each summary against every held-out long
+// description) is logged before and after. The output
+// depends only on the corpora and the flags (-workers only splits the
+// batch's sums):
+//
+//	apt-get update -o Acquire::Languages=en
+//	/usr/lib/apt/apt-helper cat-file /var/lib/apt/lists/*_debian_dists_bookworm_main_i18n_Translation-en.lz4 > translation-en.txt
+//	go run ./internal/semantic/static/gen -corpus packages.txt -fit-mode contrastive -fit-corpus translation-en.txt -out model-ct.bin
+//
 // No fitted model measured better than the plain distillation by
 // leave-one-dataset-out (docs/BENCHMARKS.md, "Static model fitted on
-// Debian descriptions"), so model.bin is made without -fit.
+// Debian descriptions"), nor any contrastively trained one (rows: a far
+// better retriever alone, not in the fused ranking; -ct-weights: a gain
+// of the size of its seed-to-seed swing; "Static model trained
+// contrastively on Debian pairs"), so model.bin is made without -fit or
+// -fit-mode contrastive.
 package main
 
 import (
@@ -66,6 +101,7 @@ type config struct {
 	fitCentre          bool
 	fitMode            string
 	fitSummaries       bool
+	ct                 ctConfig
 }
 
 func main() {
@@ -77,12 +113,23 @@ func main() {
 	flag.IntVar(&c.nWords, "words", 16000, "most frequent corpus words to add (those not a single piece)")
 	flag.IntVar(&c.minCount, "min-count", 3, "fewest occurrences of an added word")
 	flag.Float64Var(&c.sif, "sif", 1e-5, "SIF coefficient a in a/(a+p) (chosen by leave-one-dataset-out among 1e-3, 1e-4, 1e-5)")
-	flag.IntVar(&c.fit, "fit", 0, "fit the rows to the teacher's vectors of this many corpus descriptions (0: no fit)")
+	flag.IntVar(&c.fit, "fit", 0, "fit the rows to the teacher's vectors of this many corpus descriptions (0: no fit); with -fit-mode contrastive, the most training pairs (0: all)")
 	flag.StringVar(&c.fitCorpus, "fit-corpus", "", "descriptions to fit on (default -corpus): apt-cache dumpavail output (one-line summaries) or a Translation-en file (long descriptions)")
 	flag.IntVar(&c.fitHeld, "fit-held", 1000, "further descriptions kept out of the fit, to report its held-out cosine")
 	flag.Float64Var(&c.fitLambda, "fit-lambda", 1, "ridge toward the distilled rows, relative to the normal equations' mean diagonal")
 	flag.BoolVar(&c.fitCentre, "fit-centre", false, "centre the targets on their own mean (that of the fitted descriptions), not the units'")
-	flag.StringVar(&c.fitMode, "fit-mode", "rows", "what the fit changes: rows (every unit's vector) or weights (one weight per unit, the directions kept)")
+	flag.StringVar(&c.fitMode, "fit-mode", "rows", "what the fit changes: rows (every unit's vector) or weights (one weight per unit, the directions kept); contrastive: train the rows for retrieval on -fit-corpus's (summary, long description) pairs")
+	flag.Float64Var(&c.ct.temp, "ct-temp", 20, "contrastive: the temperature multiplying the cosines")
+	flag.IntVar(&c.ct.batch, "ct-batch", 512, "contrastive: pairs per batch (each pair's negatives are the batch's others)")
+	flag.IntVar(&c.ct.epochs, "ct-epochs", 3, "contrastive: passes over the training pairs")
+	flag.Float64Var(&c.ct.lr, "ct-lr", 0.05, "contrastive: Adam's step, relative to the distilled rows' root-mean-square entry")
+	flag.Float64Var(&c.ct.lambda, "ct-lambda", 0.01, "contrastive: pull toward the distilled rows, λ·‖V − V0‖²/r̄² over a batch's rows (r̄² their mean squared norm)")
+	flag.Float64Var(&c.ct.held, "ct-held", 0.02, "contrastive: share of the pairs held out, to report recall@1")
+	flag.StringVar(&c.ct.names, "ct-names", "", "contrastive: the package name's words before the summary (query) or before the long description (doc); empty: none")
+	flag.BoolVar(&c.ct.oneWay, "ct-one-way", false, "contrastive: the queries' softmax only (default: symmetric, the documents' too)")
+	flag.BoolVar(&c.ct.disjoint, "ct-disjoint", false, "contrastive: train each query on the units its document lacks only (what the lexical ranking cannot match)")
+	flag.BoolVar(&c.ct.weights, "ct-weights", false, "contrastive: train one weight per row, the distilled directions kept (pull λ(w − 1)², step -ct-lr)")
+	flag.Uint64Var(&c.ct.seed, "ct-seed", 1, "contrastive: seed of the batches' shuffle")
 	flag.BoolVar(&c.fitSummaries, "fit-summaries", false, "fit on the descriptions' first lines (the packages' one-line summaries) only")
 	flag.IntVar(&c.fitIters, "fit-iters", 100, "most conjugate-gradient iterations")
 	flag.StringVar(&c.cache, "cache", "", "file caching the teacher's vectors (empty: none)")
@@ -168,9 +215,6 @@ func run(c config) error {
 		return err
 	}
 	log.Printf("teacher: %d units in %v", n, time.Since(start).Round(time.Second))
-	// The reserved ids (unknown, <s>, ...) carry no meaning: zero rows,
-	// kept out of the fit.
-	const reserved = 6
 	fit := X[reserved:]
 	d := len(X[0])
 	mean := make([]float64, d)
@@ -242,7 +286,14 @@ func run(c config) error {
 			rows[i][k] = x * w
 		}
 	}
-	if c.fit > 0 {
+	if c.fitMode == "contrastive" {
+		if c.fitCorpus == "" {
+			return errors.New("-fit-mode contrastive needs -fit-corpus (a Translation-en file)")
+		}
+		if rows, err = fitContrastive(c, pieces, words, rows); err != nil {
+			return err
+		}
+	} else if c.fit > 0 {
 		if c.fitCorpus == "" {
 			c.fitCorpus = c.corpus
 		}
@@ -270,6 +321,11 @@ func run(c config) error {
 	log.Printf("wrote %s: %d bytes in %v", c.out, len(b), time.Since(start).Round(time.Second))
 	return nil
 }
+
+// reserved is the count of the tokenizer's reserved ids (unknown, <s>,
+// ...): they carry no meaning, so their rows are zero and no fit moves
+// them.
+const reserved = 6
 
 // eachLine calls f with each line of the file at path.
 func eachLine(path string, f func(string)) error {
