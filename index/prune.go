@@ -389,10 +389,13 @@ func (sc *pruneScratch) countSeen(lo, hi int) int {
 }
 
 // scanNonEssentialKeywords chooses, per non-essential keyword term, to
-// scan its postings in the window (when they are few against the nseen
-// documents seen) into per-slot bounds in sc.kwub, or to look it up per
-// candidate later (sc.scan says which); it returns the weights of those
-// looked up, summed.
+// scan its postings in the window (when they are at most 4 per document
+// seen, nseen) into the bounds in sc.kwub of the documents seen, or to
+// look it up per candidate later (sc.scan says which); it returns the
+// weights of those looked up, summed. Looking up costs more per document
+// than a posting scanned, but only the few documents that pass the text
+// terms are looked up (32 postings per document seen scanned more than
+// 2.5 times the keyword postings of short queries, docs/BENCHMARKS.md).
 func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 	sc := r.sc
 	nslots := len(r.sh.docs)
@@ -400,7 +403,7 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 	var seekW float64
 	for k := range r.nek {
 		tj := sc.kord[k]
-		scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
+		scan := sc.kvol[tj]*(hi-lo) <= 4*nseen*nslots
 		sc.scan = append(sc.scan, scan)
 		if !scan {
 			seekW += r.p.kw[tj].w
