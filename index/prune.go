@@ -167,31 +167,33 @@ func (p *plan) bound(r, k float64) float64 {
 // whose keyword terms' scores sum to at most m scores under th, that is,
 // r < lim(m) implies bound(r, m) < th, with a margin for rounding.
 type limiter struct {
-	a, kw, known, invWt, minTF, ideal float64
+	a, kw, known, minTF, ideal float64
 }
 
 func (p *plan) limiter(th float64) limiter {
-	l := limiter{a: th / (1 + boundSlack), invWt: 1 / p.wt, minTF: p.minTF,
+	l := limiter{a: (th/(1+boundSlack)*(1-boundSlack) - 1e-12) / p.wt, minTF: p.minTF,
 		ideal: p.ideal / (1 + boundSlack) * (1 - boundSlack)}
 	if p.kwTotal > 0 {
-		l.kw, l.known = p.wk/p.kwTotal, p.kwTotal
+		l.kw, l.known = p.wk/p.kwTotal*(1-boundSlack)/p.wt, p.kwTotal
 	}
 	return l
 }
 
 func (l *limiter) lim(m float64) float64 {
-	// The text score must stay under t.
-	d := (l.a-l.kw*min(m, l.known))*(1-boundSlack) - 1e-12
-	if d <= 0 {
-		return math.Inf(-1)
+	// The text score must stay under u.
+	u := l.a - l.kw*min(m, l.known)
+	if u <= 0 {
+		return negInf
 	}
-	// Text scores under minTF count 0, which is under t.
-	u := max(d*l.invWt, l.minTF)
+	// Text scores under minTF count 0, which is under u.
+	u = max(u, l.minTF)
 	if u > 1 {
-		return math.Inf(1)
+		return posInf
 	}
 	return u * u * l.ideal
 }
+
+var negInf, posInf = math.Inf(-1), math.Inf(1)
 
 // keywordBound bounds the score of one keyword term matching fields bits
 // (MCP names score the most).
@@ -500,7 +502,6 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 	p, sh, sc, pre := r.p, r.sh, r.sc, r.q.pre
 	th, net := r.th, r.net
 	lm := p.limiter(th) // th holds until the survivors are finished
-	lastM, lastRl := math.NaN(), 0.0
 	for wi := range (hi - lo + 63) / 64 {
 		seen := sc.seen[wi]
 		sc.seen[wi] = 0
@@ -511,10 +512,7 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 			a, ke := sc.acc[s], sc.kwub[s]
 			m := ke + seekW
 			sc.acc[s], sc.kwub[s] = 0, 0
-			if m != lastM {
-				lastM, lastRl = m, lm.lim(m)
-			}
-			rl := lastRl
+			rl := lm.lim(m)
 			if a+pre[net] < rl || sh.isDead(slot) {
 				continue
 			}
