@@ -26,12 +26,13 @@ import (
 //
 // They are scanned term at a time in windows of slots (the lists are
 // sorted by slot), adding the essential text contributions and bounding
-// each essential keyword term by the fields its postings name. Each
+// each essential keyword term by the fields its postings name, list by
+// list (a document in two lists of a term gets both bounds). Each
 // document seen is checked against the bound, then looked up in the
 // non-essential text lists (galloping forward) while the bound stays at
 // or above θ, then against the non-essential keyword terms (their lists
-// are scanned per window into per-slot bounds when they are short against
-// the documents seen, looked up per document otherwise). The text
+// are scanned per window into the bounds of the documents seen when they
+// are short against them, looked up per document otherwise). The text
 // contributions are so added by descending weight, essential terms first;
 // the exhaustive search adds them in the same order (compile sorts the
 // terms so), so the sums agree to the bit. The survivors of a window are
@@ -80,13 +81,9 @@ type kwList struct {
 
 type pruneScratch struct {
 	acc   [maxWindow]float64
-	kwub  [maxWindow]float64 // bound on the essential keyword terms' sum
-	bits  [maxWindow]uint8   // fields the current keyword term may match
-	tt    []int32            // slots the current keyword term lists
 	pmask [maxWindow]uint64  // looked-up keyword terms matching partially
 	pt    []int32            // slots with pmask set
-	kwne  [maxWindow]float64 // bound on the scanned non-essential keyword terms
-	kt    []int32            // slots with kwne set
+	kwub  [maxWindow]float64 // bound on the scanned keyword terms' sum, of slots seen
 	scan  []bool             // per non-essential keyword term: scanned
 	seen  [maxWindow / 64]uint64
 	lists [][]tfPost
@@ -170,31 +167,33 @@ func (p *plan) bound(r, k float64) float64 {
 // whose keyword terms' scores sum to at most m scores under th, that is,
 // r < lim(m) implies bound(r, m) < th, with a margin for rounding.
 type limiter struct {
-	a, kw, known, invWt, minTF, ideal float64
+	a, kw, known, minTF, ideal float64
 }
 
 func (p *plan) limiter(th float64) limiter {
-	l := limiter{a: th / (1 + boundSlack), invWt: 1 / p.wt, minTF: p.minTF,
+	l := limiter{a: (th/(1+boundSlack)*(1-boundSlack) - 1e-12) / p.wt, minTF: p.minTF,
 		ideal: p.ideal / (1 + boundSlack) * (1 - boundSlack)}
 	if p.kwTotal > 0 {
-		l.kw, l.known = p.wk/p.kwTotal, p.kwTotal
+		l.kw, l.known = p.wk/p.kwTotal*(1-boundSlack)/p.wt, p.kwTotal
 	}
 	return l
 }
 
 func (l *limiter) lim(m float64) float64 {
-	// The text score must stay under t.
-	d := (l.a-l.kw*min(m, l.known))*(1-boundSlack) - 1e-12
-	if d <= 0 {
-		return math.Inf(-1)
+	// The text score must stay under u.
+	u := l.a - l.kw*min(m, l.known)
+	if u <= 0 {
+		return negInf
 	}
-	// Text scores under minTF count 0, which is under t.
-	u := max(d*l.invWt, l.minTF)
+	// Text scores under minTF count 0, which is under u.
+	u = max(u, l.minTF)
 	if u > 1 {
-		return math.Inf(1)
+		return posInf
 	}
 	return u * u * l.ideal
 }
+
+var negInf, posInf = math.Inf(-1), math.Inf(1)
 
 // keywordBound bounds the score of one keyword term matching fields bits
 // (MCP names score the most).
@@ -238,7 +237,7 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 			r.st.seen.Add(int64(nseen))
 		}
 		r.collectCandidates(lo, hi, seekW)
-		sc.clearKeywordMarks()
+		sc.clearPartialNames()
 		r.finishSurvivors()
 	}
 	return r.top
@@ -366,22 +365,19 @@ func (r *shardRun) scoreEssentialText(lo, hi int) {
 }
 
 // boundEssentialKeywords adds the essential keyword terms' bounds of the
-// window's documents to sc.kwub (from the fields their postings name) and
-// marks the documents seen.
+// window's documents to sc.kwub (see boundList) and marks the documents
+// seen.
 func (r *shardRun) boundEssentialKeywords(lo, hi int) {
 	sc := r.sc
 	for k := r.nek; k < len(r.p.kw); k++ {
-		sc.markKeyword(sc.kord[k], lo, hi, false)
-		if r.st != nil {
-			r.st.keyword.Add(int64(len(sc.tt)))
+		tj := sc.kord[k]
+		w := r.p.kw[tj].w
+		for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+			n := sc.boundList(&sc.kl[li], lo, hi, w, true)
+			if r.st != nil {
+				r.st.keyword.Add(int64(n))
+			}
 		}
-		w := r.p.kw[sc.kord[k]].w
-		for _, s := range sc.tt {
-			sc.kwub[s] += keywordBound(sc.bits[s]) * w
-			sc.bits[s] = 0
-			sc.seen[s>>6] |= 1 << (s & 63)
-		}
-		sc.tt = sc.tt[:0]
 	}
 }
 
@@ -395,10 +391,13 @@ func (sc *pruneScratch) countSeen(lo, hi int) int {
 }
 
 // scanNonEssentialKeywords chooses, per non-essential keyword term, to
-// scan its postings in the window (when they are few against the nseen
-// documents seen) into per-slot bounds in sc.kwne, or to look it up per
-// candidate later (sc.scan says which); it returns the weights of those
-// looked up, summed.
+// scan its postings in the window (when they are at most 4 per document
+// seen, nseen) into the bounds in sc.kwub of the documents seen, or to
+// look it up per candidate later (sc.scan says which); it returns the
+// weights of those looked up, summed. Looking up costs more per document
+// than a posting scanned, but only the few documents that pass the text
+// terms are looked up (32 postings per document seen scanned more than
+// 2.5 times the keyword postings of short queries, docs/BENCHMARKS.md).
 func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 	sc := r.sc
 	nslots := len(r.sh.docs)
@@ -406,32 +405,19 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 	var seekW float64
 	for k := range r.nek {
 		tj := sc.kord[k]
-		scan := sc.kvol[tj]*(hi-lo) <= 32*nseen*nslots
+		scan := sc.kvol[tj]*(hi-lo) <= 4*nseen*nslots
 		sc.scan = append(sc.scan, scan)
 		if !scan {
 			seekW += r.p.kw[tj].w
 			continue
 		}
 		w := r.p.kw[tj].w
-		if sc.kfrom[tj+1]-sc.kfrom[tj] == 1 {
-			n := sc.boundList(&sc.kl[sc.kfrom[tj]], lo, hi, w)
+		for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
+			n := sc.boundList(&sc.kl[li], lo, hi, w, false)
 			if r.st != nil {
 				r.st.keyword.Add(int64(n))
 			}
-			continue
 		}
-		sc.markKeyword(tj, lo, hi, true)
-		if r.st != nil {
-			r.st.keyword.Add(int64(len(sc.tt)))
-		}
-		for _, s := range sc.tt {
-			if sc.kwne[s] == 0 {
-				sc.kt = append(sc.kt, s)
-			}
-			sc.kwne[s] += keywordBound(sc.bits[s]) * w
-			sc.bits[s] = 0
-		}
-		sc.tt = sc.tt[:0]
 	}
 	return seekW
 }
@@ -445,30 +431,37 @@ func (kl *kwList) fields(post kwPost) uint8 {
 	return post.mask() & kl.need
 }
 
-// boundList is markKeyword and the bounds of scanNonEssentialKeywords in
-// one pass, for a term of one list: a document has one posting in it, so
-// the posting's fields are the term's. It returns the postings marked.
-func (sc *pruneScratch) boundList(kl *kwList, lo, hi int, w float64) int {
-	n := 0
-	j := seek(kl.list, kl.pos, uint32(lo))
+// boundList adds to sc.kwub, for each posting of kl in the window [lo,
+// hi), w × the bound of the fields it names. With mark it marks the
+// documents seen; without, it adds only to those seen (the others cannot
+// be candidates, and collectCandidates clears only the slots seen). A
+// document in several lists of a term gets the sum of their bounds, never
+// less than the bound of their fields together (points add up over
+// fields, and their square root is concave). It returns the postings
+// read.
+func (sc *pruneScratch) boundList(kl *kwList, lo, hi int, w float64, mark bool) int {
+	j0 := seek(kl.list, kl.pos, uint32(lo))
+	j := j0
 	for ; j < len(kl.list); j++ {
 		post := kl.list[j]
 		if int(post.docSlot()) >= hi {
 			break
 		}
 		b := kl.fields(post)
-		if b == 0 {
+		s := int(post.docSlot()) - lo
+		if mark {
+			if b != 0 {
+				sc.kwub[s] += keywordBound(b) * w
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
 			continue
 		}
-		s := int(post.docSlot()) - lo
-		if sc.kwne[s] == 0 {
-			sc.kt = append(sc.kt, int32(s))
-		}
-		sc.kwne[s] += keywordBound(b) * w
-		n++
+		// keywordBound(0) is 0: no branch on the fields or on seen.
+		on := float64(sc.seen[s>>6] >> (s & 63) & 1)
+		sc.kwub[s] += keywordBound(b) * w * on
 	}
 	kl.pos = j
-	return n
+	return j - j0
 }
 
 // markPartialNames records the partial name matches of the first 64
@@ -509,7 +502,6 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 	p, sh, sc, pre := r.p, r.sh, r.sc, r.q.pre
 	th, net := r.th, r.net
 	lm := p.limiter(th) // th holds until the survivors are finished
-	lastM, lastRl := math.NaN(), 0.0
 	for wi := range (hi - lo + 63) / 64 {
 		seen := sc.seen[wi]
 		sc.seen[wi] = 0
@@ -517,13 +509,10 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 			s := wi*64 + bits.TrailingZeros64(seen)
 			seen &= seen - 1
 			slot := uint32(lo + s)
-			a, ke := sc.acc[s], sc.kwub[s]+sc.kwne[s]
+			a, ke := sc.acc[s], sc.kwub[s]
 			m := ke + seekW
 			sc.acc[s], sc.kwub[s] = 0, 0
-			if m != lastM {
-				lastM, lastRl = m, lm.lim(m)
-			}
-			rl := lastRl
+			rl := lm.lim(m)
 			if a+pre[net] < rl || sh.isDead(slot) {
 				continue
 			}
@@ -602,17 +591,13 @@ func (r *shardRun) lookUpKeywords(s int, slot uint32, ke float64) float64 {
 	return m
 }
 
-// clearKeywordMarks resets the window's partial name bits and scanned
-// keyword bounds, touching only the slots that were set.
-func (sc *pruneScratch) clearKeywordMarks() {
+// clearPartialNames resets the window's partial name bits, touching only
+// the slots that were set.
+func (sc *pruneScratch) clearPartialNames() {
 	for _, s := range sc.pt {
 		sc.pmask[s] = 0
 	}
 	sc.pt = sc.pt[:0]
-	for _, s := range sc.kt {
-		sc.kwne[s] = 0
-	}
-	sc.kt = sc.kt[:0]
 }
 
 // finishSurvivors finishes the window's candidates by bound, best first (a
@@ -890,35 +875,6 @@ func (k *kwQuery) bits(d *doc, bits, masks []uint8) {
 		bits[m.term] |= and
 	}
 	clear(masks)
-}
-
-// markKeyword reads the postings of keyword term tj's lists in the window
-// [lo, hi): the fields each matches go to sc.bits, the window positions
-// first marked to sc.tt. With gallop, each list first skips to lo.
-func (sc *pruneScratch) markKeyword(tj, lo, hi int, gallop bool) {
-	for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
-		kl := &sc.kl[li]
-		j := kl.pos
-		if gallop {
-			j = seek(kl.list, j, uint32(lo))
-		}
-		for ; j < len(kl.list); j++ {
-			post := kl.list[j]
-			if int(post.docSlot()) >= hi {
-				break
-			}
-			b := kl.fields(post)
-			if b == 0 {
-				continue
-			}
-			s := int(post.docSlot()) - lo
-			if sc.bits[s] == 0 {
-				sc.tt = append(sc.tt, int32(s))
-			}
-			sc.bits[s] |= b
-		}
-		kl.pos = j
-	}
 }
 
 // seek returns the index of the first posting of l at or after j whose
