@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tooldex/tooldex/internal/semantic/static"
 	"github.com/tooldex/tooldex/internal/semantic/uselite"
 )
 
@@ -131,18 +130,7 @@ func fitRows(c config, tc *teacherCache, tok *uselite.Tokenizer, pieces int, wor
 	log.Printf("teacher: %d descriptions in %v", len(texts), time.Since(start).Round(time.Second))
 	// The distilled model's rows, as the run time finds them.
 	dim := len(rows[0])
-	f32 := make([][]float32, len(rows))
-	for i, r := range rows {
-		f32[i] = make([]float32, dim)
-		for k, x := range r {
-			f32[i][k] = float32(x)
-		}
-	}
-	b, err := static.Encode(dim, pieces, words, f32)
-	if err != nil {
-		return nil, err
-	}
-	m, err := static.Decode(b)
+	m, err := decodeRows(dim, pieces, words, rows)
 	if err != nil {
 		return nil, err
 	}
