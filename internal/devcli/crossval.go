@@ -105,9 +105,31 @@ func datasetDirs(spec string) ([]string, error) {
 	return dirs, nil
 }
 
+// loadSets loads the dataset folders of spec (datasetDirs), over one
+// catalog when mix is set (eval.Mix), and reshapes their queries.
+func loadSets(spec string, shapes []eval.Shape, multi eval.MultiTool, mix bool) ([]eval.Named, error) {
+	dirs, err := datasetDirs(spec)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := eval.LoadDirs(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if mix {
+		sets = eval.Mix(sets)
+	}
+	for i := range sets {
+		if sets[i].Dataset, err = eval.Reshape(sets[i].Dataset, shapes, multi); err != nil {
+			return nil, fmt.Errorf("%s: %w", sets[i].Name, err)
+		}
+	}
+	return sets, nil
+}
+
 // runCrossval is eval --crossval: the leave-one-dataset-out table of the
 // grid over the datasets, beside plain BM25 and the current defaults.
-func runCrossval(e env, datasets, grid string, shapes []eval.Shape, multi eval.MultiTool) error {
+func runCrossval(e env, datasets, grid string, shapes []eval.Shape, multi eval.MultiTool, mix bool) error {
 	g, err := eval.ParseGrid(grid)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
@@ -118,18 +140,9 @@ func runCrossval(e env, datasets, grid string, shapes []eval.Shape, multi eval.M
 			return fmt.Errorf("eval: --grid: %w", err)
 		}
 	}
-	dirs, err := datasetDirs(datasets)
+	sets, err := loadSets(datasets, shapes, multi, mix)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
-	}
-	sets, err := eval.LoadDirs(dirs)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	for i := range sets {
-		if sets[i].Dataset, err = eval.Reshape(sets[i].Dataset, shapes, multi); err != nil {
-			return fmt.Errorf("eval: %s: %w", sets[i].Name, err)
-		}
 	}
 	baselines := []eval.Baseline{
 		{Name: "BM25", Build: func(ds *eval.Dataset) (eval.Ranker, error) { return eval.PlainBM25(ds), nil }},

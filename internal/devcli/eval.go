@@ -31,7 +31,8 @@ func cmdEval(e env, args []string) error {
 	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
 	k3 := fs.Float64("k3", index.DefaultConfig().K3, "BM25F saturation of repeated query terms (negative: count every repeat)")
 	crossval := fs.Bool("crossval", false, "leave-one-dataset-out evaluation of --grid over --datasets (see README)")
-	datasets := fs.String("datasets", "", "with --crossval: dataset folders, comma-separated (a folder of dataset folders counts as each of them)")
+	datasets := fs.String("datasets", "", "with --crossval or --mix: dataset folders, comma-separated (a folder of dataset folders counts as each of them)")
+	mix := fs.Bool("mix", false, "with --datasets: every dataset's queries over one catalog of all their tools, a mixed deployment's (with --crossval too)")
 	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min)")
 	shape := fs.String("query-shape", string(eval.ShapeFull), "rewrite queries: full, short (first 6 words), keywords (5 longest content words); several joined by '+' are evaluated together")
 	multi := fs.String("multi-tool", string(eval.MultiAll), "queries: all, only (those with several relevant tools), pairs (two queries joined by 'and', relevant tools united)")
@@ -49,18 +50,27 @@ func cmdEval(e env, args []string) error {
 		return fmt.Errorf("eval: --multi-tool: %w", err)
 	}
 	if *crossval {
-		return runCrossval(e, *datasets, *grid, shapes, mt)
+		return runCrossval(e, *datasets, *grid, shapes, mt, *mix)
 	}
-	if *tools == "" || *queries == "" {
-		return errors.New("eval: --tools and --queries are required")
+	var sets []eval.Named
+	switch {
+	case *mix:
+		if sets, err = loadSets(*datasets, shapes, mt, true); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	case *tools == "" || *queries == "":
+		return errors.New("eval: --tools and --queries are required (or --mix and --datasets)")
+	default:
+		ds, err := eval.Load(*tools, *queries)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if ds, err = eval.Reshape(ds, shapes, mt); err != nil {
+			return err
+		}
+		sets = []eval.Named{{Name: "", Dataset: ds}}
 	}
-	ds, err := eval.Load(*tools, *queries)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	if ds, err = eval.Reshape(ds, shapes, mt); err != nil {
-		return err
-	}
+	ds := sets[0].Dataset // every set's tools are the same under --mix
 	sc, err := index.ParseScorer(*scorer)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
@@ -105,6 +115,9 @@ func cmdEval(e env, args []string) error {
 		defer stop()
 		rankers = append(rankers, srs...)
 	}
+	if *mix {
+		return printMix(e, sets, rankers, *asJSON)
+	}
 	out := make(map[string]any)
 	var order []string
 	for _, m := range rankers {
@@ -147,6 +160,52 @@ func cmdEval(e env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// printMix writes eval --mix's table: each dataset's NDCG@10 over the
+// mixed catalog, for every ranker, and the mean over the datasets.
+func printMix(e env, sets []eval.Named, rankers []namedRanker, asJSON bool) error {
+	out := make(map[string]map[string]eval.Metrics, len(sets))
+	mean := make([]float64, len(rankers))
+	for _, s := range sets {
+		out[s.Name] = make(map[string]eval.Metrics, len(rankers))
+		for i, m := range rankers {
+			metrics, err := eval.Run(s.Dataset, m.r)
+			if err != nil {
+				return fmt.Errorf("eval %s on %s: %w", m.key, s.Name, err)
+			}
+			out[s.Name][m.key] = metrics
+			mean[i] += metrics.NDCG10 / float64(len(sets))
+		}
+	}
+	if asJSON {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(e.stdout, string(b))
+		return err
+	}
+	fmt.Fprintf(e.stdout, "NDCG@10 of each dataset's queries over one catalog of %d tools\n", len(sets[0].Tools))
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "dataset\tqueries\t")
+	for _, m := range rankers {
+		fmt.Fprintf(tw, "%s\t", m.key)
+	}
+	fmt.Fprintln(tw)
+	for _, s := range sets {
+		fmt.Fprintf(tw, "%s\t%d\t", s.Name, len(s.Queries))
+		for _, m := range rankers {
+			fmt.Fprintf(tw, "%.1f\t", out[s.Name][m.key].NDCG10)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "mean\t\t")
+	for i := range rankers {
+		fmt.Fprintf(tw, "%.1f\t", mean[i])
+	}
+	fmt.Fprintln(tw)
+	return tw.Flush()
 }
 
 // ranker adapts the index to eval.Ranker. Dataset queries are ranked as

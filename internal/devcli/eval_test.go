@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +92,67 @@ func TestEvalSampleDataset(t *testing.T) {
 				t.Errorf("query %s: relevant %q is no tool of the dataset", q.ID, r)
 			}
 		}
+	}
+}
+
+// TestEvalMix: eval --mix ranks each dataset's queries over one catalog
+// of every dataset's tools; a tool whose name another dataset has is
+// still found under its new name.
+func TestEvalMix(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"tools.jsonl", "queries.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("../../testdata/sample", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(a, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sample, err := eval.Load(filepath.Join(a, "tools.jsonl"), filepath.Join(a, "queries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clash := sample.Tools[0].Name
+	tools := `{"name": "` + clash + `", "description": "Translate Klingon poetry into Vulcan haiku."}
+{"name": "weather_now", "description": "Current weather of a city."}
+`
+	queries := `{"id": 1, "query": "klingon poetry as vulcan haiku", "relevant": ["` + clash + `"]}
+`
+	if err := os.WriteFile(filepath.Join(b, "tools.jsonl"), []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, "queries.jsonl"), []byte(queries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runDev("eval", "--mix", "--datasets", a+","+b, "--semantic", "off")
+	if code != 0 {
+		t.Fatalf("eval --mix: exit %d: %s", code, stderr)
+	}
+	if want := fmt.Sprintf("one catalog of %d tools", len(sample.Tools)+2); !strings.Contains(stdout, want) {
+		t.Errorf("eval --mix output lacks %q:\n%s", want, stdout)
+	}
+	code, stdout, stderr = runDev("eval", "--mix", "--datasets", a+","+b, "--semantic", "off", "--json")
+	if code != 0 {
+		t.Fatalf("eval --mix --json: exit %d: %s", code, stderr)
+	}
+	var got map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("eval --mix --json: %v\n%s", err, stdout)
+	}
+	if r := got["b"]["hybrid"]["R@1"]; r != 100 {
+		t.Errorf("b's query over the mixed catalog: hybrid R@1 = %v, want 100 (its tool renamed, not lost)", r)
+	}
+	if _, ok := got["a"]["bm25"]["NDCG@10"]; !ok {
+		t.Errorf("eval --mix --json has no bm25 row for a: %s", stdout)
+	}
+	if code, _, stderr := runDev("eval", "--mix", "--crossval", "--datasets", a+","+b, "--grid", "keyword=0.2,0.3"); code != 0 {
+		t.Errorf("eval --mix --crossval: exit %d: %s", code, stderr)
 	}
 }
