@@ -19,24 +19,23 @@ type Scored struct {
 
 // Fuse scores and orders candidates: pinned ones first in the order given,
 // then the rest by (1−ratio)·lexical′ + ratio·dense′, where lexical′ is the
-// lexical score over the best one and dense′ the similarity rescaled to
-// [0, 1] between the lowest and highest among the candidates (a tool
-// without a vector counts 0), pinned candidates left out of both scales. Ties keep the lexical order, then names.
-// ratio is clamped to [0, 1].
+// lexical score over the best one and dense′ the similarity over the best
+// one (a negative similarity, or a tool without a vector, counts 0; all
+// count 0 when none is positive), pinned candidates left out of both
+// scales. Both are scaled by their best, not stretched between their
+// lowest and highest: candidates whose similarities barely differ (near
+// duplicates) keep their lexical order (docs/BENCHMARKS.md, session 11).
+// Ties keep the lexical order, then names. ratio is clamped to [0, 1].
 func Fuse(c []Scored, ratio float64) {
 	ratio = min(max(ratio, 0), 1)
-	var maxLex float64
-	lo, hi, seen := 0.0, 0.0, false
+	var maxLex, maxDense float64
 	for _, x := range c {
 		if x.Pinned {
 			continue
 		}
 		maxLex = max(maxLex, x.Lexical)
 		if x.HasDense {
-			if !seen {
-				lo, hi, seen = x.Dense, x.Dense, true
-			}
-			lo, hi = min(lo, x.Dense), max(hi, x.Dense)
+			maxDense = max(maxDense, x.Dense)
 		}
 	}
 	for i := range c {
@@ -44,11 +43,8 @@ func Fuse(c []Scored, ratio float64) {
 		if maxLex > 0 {
 			lex = c[i].Lexical / maxLex
 		}
-		if c[i].HasDense {
-			dense = 1
-			if hi > lo {
-				dense = (c[i].Dense - lo) / (hi - lo)
-			}
+		if c[i].HasDense && maxDense > 0 {
+			dense = max(c[i].Dense, 0) / maxDense
 		}
 		c[i].Score = (1-ratio)*lex + ratio*dense
 		if c[i].Pinned {

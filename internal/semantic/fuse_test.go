@@ -43,7 +43,27 @@ func TestFuse(t *testing.T) {
 				{Name: "weak", Lexical: 0.1, Dense: 0.2, HasDense: true},
 			},
 			ratio: 0.5,
-			want:  []string{"both", "lex-only", "dense-only", "weak"}, // 0.86, 0.5, 0.5 (lexical breaks the tie), 0.05
+			want:  []string{"both", "lex-only", "dense-only", "weak"}, // 0.87, 0.5, 0.5 (lexical breaks the tie), 0.17
+		},
+		{
+			// Stretched between the lowest and highest similarity, 0.80
+			// against 0.81 would be 0 against 1 and put b first.
+			name: "near duplicates keep the lexical order",
+			in: []Scored{
+				{Name: "a", Lexical: 1, Dense: 0.80, HasDense: true},
+				{Name: "b", Lexical: 0.98, Dense: 0.81, HasDense: true},
+			},
+			ratio: 0.1,
+			want:  []string{"a", "b"}, // 0.9988, 0.982
+		},
+		{
+			name: "no positive similarity says nothing",
+			in: []Scored{
+				{Name: "a", Lexical: 0.5, Dense: -0.2, HasDense: true},
+				{Name: "b", Lexical: 0.6, Dense: -0.4, HasDense: true},
+			},
+			ratio: 0.9,
+			want:  []string{"b", "a"},
 		},
 		{
 			name: "pinned stay first in their order",

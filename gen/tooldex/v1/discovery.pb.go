@@ -906,9 +906,10 @@ type SearchResult struct {
 	Tool *Tool `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
 	// Combined score in [0, 1]: keyword_score x keyword weight +
 	// tfidf_score x text weight, or 1 for exact, select: and prefix hits.
-	// With dense retrieval on (the server's --embedder-url), ranked hits
-	// carry the fused score instead: (1 - r) x this lexical score over the
-	// best one + r x the embedding similarity rescaled over the candidates.
+	// With dense retrieval on (the server's --semantic, static by default),
+	// ranked hits carry the fused score instead: (1 - r) x this lexical
+	// score over the best one + r x the embedding similarity over the best
+	// one among the candidates.
 	Score float64 `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
 	// Keyword side, normalised to [0, 1]: each scoring term's points (name
 	// part 12 MCP / 10 other, partial name part 6/5, search hint 4,
