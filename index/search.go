@@ -755,7 +755,13 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
-			p.addBM25(s, sh.stat, l, q.qw)
+			x, ok := sh.sums(q.id, len(l), ix.epoch)
+			if ok {
+				addX(s, l, x, q.qw, p.k1)
+				continue
+			}
+			p.addBM25(s, sh.stat, l, q.qw, x)
+			sh.keepSums(q.id, x, ix.epoch, len(ix.tfl))
 		default:
 			for _, post := range l {
 				slot := post.slot
@@ -900,14 +906,16 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 }
 
 // addBM25 adds the BM25F contributions of a term (qw = count × idf) with
-// postings l into the text sums of acc, marking their slots seen: p.bm25,
+// postings l into the text sums of acc, marking their slots seen, and
+// writes each posting's field sum into xs (postx.go): p.bm25,
 // inlined for the lengths in the table. In a function of its own the loop
 // keeps its values in registers (in scoreShard they were spilled), and
 // the postings and lengths are read in place (arrays are never held in
 // registers).
-func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64) {
+func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64, xs []float64) {
 	const m = normLens - 1
 	acc, seen := s.acc, s.seen
+	xs = xs[:len(l)]
 	n, k1 := p.norm, p.k1
 	f := &n.f
 	for i := range l {
@@ -923,6 +931,7 @@ func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64) {
 			x = float64(tf[0])*n.factor(0, ln[0]) + float64(tf[1])*n.factor(1, ln[1]) +
 				float64(tf[2])*n.factor(2, ln[2]) + float64(tf[3])*n.factor(3, ln[3])
 		}
+		xs[i] = x
 		acc[slot].text += qw * x / (k1 + x)
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
