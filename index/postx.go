@@ -19,7 +19,9 @@ import "sync/atomic"
 // again, which refills their array when it has room: they take about 9
 // bytes a posting of the lists searched (8, and room for the list to
 // grow), lists never searched nothing but their entry in the shard's table
-// (8 bytes a term); the pruned search (prune.go) has no use for them.
+// (8 bytes a term). From pruneFrom documents searches run pruned
+// (prune.go), which has no use for them: there the few exhaustive ones
+// keep none, and a pruned search drops the tables.
 
 // xList holds the sums of one term list of a shard, in posting order, for
 // index epoch epoch.
@@ -86,6 +88,23 @@ func (sh *shard) keepSums(id uint32, x []float64, epoch uint64, vocab int) {
 			return
 		}
 	}
+}
+
+// dropSums drops the shards' sums.
+func (ix *Index) dropSums() {
+	for _, sh := range ix.shards {
+		if sh.xs.Load() != nil {
+			sh.xs.Store(nil)
+		}
+	}
+}
+
+// sumBuf returns scratch room for n sums that are not kept.
+func (s *scratch) sumBuf(n int) []float64 {
+	if cap(s.sums) < n {
+		s.sums = make([]float64, n+n/4)
+	}
+	return s.sums[:n]
 }
 
 // addX adds the BM25F contributions of a term (qw = count × idf) with

@@ -620,6 +620,7 @@ func (ix *Index) rank(p *plan) []Hit {
 		return nil
 	}
 	if ix.prunable(p) {
+		ix.dropSums()
 		return ix.rankPruned(p)
 	}
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
@@ -684,6 +685,7 @@ type scratch struct {
 	flags []uint8  // flagASCII, flagBoost
 	and   []uint8  // compound-term intersection
 	tmp   []uint8
+	sums  []float64 // field sums not kept (sumBuf)
 }
 
 // slotAcc holds one slot's accumulators side by side, so that a posting
@@ -755,6 +757,10 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
+			if ix.nDeferred >= ix.pruneFrom { // see postx.go
+				p.addBM25(s, sh.stat, l, q.qw, s.sumBuf(len(l)))
+				continue
+			}
 			x, ok := sh.sums(q.id, len(l), ix.epoch)
 			if ok {
 				addX(s, l, x, q.qw, p.k1)
