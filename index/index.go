@@ -333,6 +333,9 @@ type shard struct {
 	// are Index.tfl's and Index.kwl's of that shard.
 	idx  uint16
 	pool sync.Pool // *scratch
+	// xs keeps the BM25F field sums of the term lists the exhaustive
+	// search scored, by term id (postx.go).
+	xs atomic.Pointer[xLists]
 }
 
 // isDead reports whether slot holds a removed document.

@@ -7,8 +7,9 @@ import (
 )
 
 // The exhaustive search keeps each word's partial name matches in its
-// shard's scratch until the index changes (namePartials): searches made
-// between updates answer after each update as a fresh index does.
+// shard's scratch until the index changes (namePartials), and each term
+// list's BM25F field sums in its shard for the epoch (postx.go): searches
+// made between updates answer after each update as a fresh index does.
 func TestPartialMatchesFollowUpdates(t *testing.T) {
 	for _, shards := range []int{1, 3} {
 		r := rand.New(rand.NewPCG(uint64(shards), 11))

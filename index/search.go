@@ -620,6 +620,7 @@ func (ix *Index) rank(p *plan) []Hit {
 		return nil
 	}
 	if ix.prunable(p) {
+		ix.dropSums()
 		return ix.rankPruned(p)
 	}
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
@@ -684,6 +685,7 @@ type scratch struct {
 	flags []uint8  // flagASCII, flagBoost
 	and   []uint8  // compound-term intersection
 	tmp   []uint8
+	sums  []float64 // field sums not kept (sumBuf)
 }
 
 // slotAcc holds one slot's accumulators side by side, so that a posting
@@ -755,7 +757,17 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
-			p.addBM25(s, sh.stat, l, q.qw)
+			if ix.nDeferred >= ix.pruneFrom { // see postx.go
+				p.addBM25(s, sh.stat, l, q.qw, s.sumBuf(len(l)))
+				continue
+			}
+			x, ok := sh.sums(q.id, len(l), ix.epoch)
+			if ok {
+				addX(s, l, x, q.qw, p.k1)
+				continue
+			}
+			p.addBM25(s, sh.stat, l, q.qw, x)
+			sh.keepSums(q.id, x, ix.epoch, len(ix.tfl))
 		default:
 			for _, post := range l {
 				slot := post.slot
@@ -900,14 +912,16 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 }
 
 // addBM25 adds the BM25F contributions of a term (qw = count × idf) with
-// postings l into the text sums of acc, marking their slots seen: p.bm25,
+// postings l into the text sums of acc, marking their slots seen, and
+// writes each posting's field sum into xs (postx.go): p.bm25,
 // inlined for the lengths in the table. In a function of its own the loop
 // keeps its values in registers (in scoreShard they were spilled), and
 // the postings and lengths are read in place (arrays are never held in
 // registers).
-func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64) {
+func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64, xs []float64) {
 	const m = normLens - 1
 	acc, seen := s.acc, s.seen
+	xs = xs[:len(l)]
 	n, k1 := p.norm, p.k1
 	f := &n.f
 	for i := range l {
@@ -923,6 +937,7 @@ func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64) {
 			x = float64(tf[0])*n.factor(0, ln[0]) + float64(tf[1])*n.factor(1, ln[1]) +
 				float64(tf[2])*n.factor(2, ln[2]) + float64(tf[3])*n.factor(3, ln[3])
 		}
+		xs[i] = x
 		acc[slot].text += qw * x / (k1 + x)
 		seen[slot>>6] |= 1 << (slot & 63)
 	}

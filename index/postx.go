@@ -1,0 +1,122 @@
+package index
+
+import "sync/atomic"
+
+// Per-posting BM25F field sums.
+//
+// The exhaustive search's text loop spends most of its time on what a
+// posting's BM25F field sum x = Σ_f tf_f × fw_f / (b1 + bl_f × len_f)
+// needs: the slot's field lengths, four factor lookups and four
+// conversions. x depends only on the posting and on the statistics of the
+// index epoch (the average field lengths move with every update), not on
+// the query, so a shard keeps each term list's sums, computed the first
+// time a search scores the list in an epoch (addBM25, which writes them
+// as it adds) and read back by later searches of the epoch (addX): one
+// float64 a posting instead of the lengths and lookups. The sums are the
+// same values the loop computes, so the scores are unchanged to the bit.
+//
+// A list's sums are kept until a search of a later epoch scores the list
+// again, which refills their array when it has room: they take about 9
+// bytes a posting of the lists searched (8, and room for the list to
+// grow), lists never searched nothing but their entry in the shard's table
+// (8 bytes a term). From pruneFrom documents searches run pruned
+// (prune.go), which has no use for them: there the few exhaustive ones
+// keep none, and a pruned search drops the tables.
+
+// xList holds the sums of one term list of a shard, in posting order, for
+// index epoch epoch.
+type xList struct {
+	epoch uint64
+	x     []float64
+}
+
+// xLists holds a shard's sums by term id. Searches under the read lock
+// grow it by copying (a copy may lose a sum stored meanwhile: it is
+// computed again).
+type xLists struct {
+	l []atomic.Pointer[xList]
+}
+
+// sums returns the kept sums of shard sh's list of term id, n postings
+// long, for epoch (ok); otherwise an array of n for addBM25 to fill and
+// keepSums to keep: the list's stale array when it has room for n and
+// this search claims it, else a new one, with room for the list to grow
+// by an eighth (an update appends to a list, and leaves the postings it
+// replaces in place until the list is compacted). A stale array is no
+// search's but its claimant's: the searches of its epoch ended before the
+// update that changed it (they hold the read lock), and the claim takes
+// it out of the table.
+func (sh *shard) sums(id uint32, n int, epoch uint64) (x []float64, ok bool) {
+	if xs := sh.xs.Load(); xs != nil && int(id) < len(xs.l) {
+		e := xs.l[id].Load()
+		switch {
+		case e == nil:
+		case e.epoch == epoch:
+			if len(e.x) == n {
+				return e.x, true
+			}
+		case cap(e.x) >= n && xs.l[id].CompareAndSwap(e, nil):
+			return e.x[:n], false
+		}
+	}
+	return make([]float64, n, n+n/8+4), false
+}
+
+// keepSums keeps x as the sums of term id for epoch; vocab is the number
+// of term ids, which sizes a new table. A new table takes the old one's
+// sums of epoch, not the stale ones (which another search could then
+// claim from both tables).
+func (sh *shard) keepSums(id uint32, x []float64, epoch uint64, vocab int) {
+	e := &xList{epoch: epoch, x: x}
+	for {
+		old := sh.xs.Load()
+		if old != nil && int(id) < len(old.l) {
+			old.l[id].Store(e)
+			return
+		}
+		n := max(vocab, int(id)+1)
+		grown := &xLists{l: make([]atomic.Pointer[xList], n+n/4+64)}
+		if old != nil {
+			for i := range old.l {
+				if o := old.l[i].Load(); o != nil && o.epoch == epoch {
+					grown.l[i].Store(o)
+				}
+			}
+		}
+		if sh.xs.CompareAndSwap(old, grown) {
+			grown.l[id].Store(e)
+			return
+		}
+	}
+}
+
+// dropSums drops the shards' sums.
+func (ix *Index) dropSums() {
+	for _, sh := range ix.shards {
+		if sh.xs.Load() != nil {
+			sh.xs.Store(nil)
+		}
+	}
+}
+
+// sumBuf returns scratch room for n sums that are not kept.
+func (s *scratch) sumBuf(n int) []float64 {
+	if cap(s.sums) < n {
+		s.sums = make([]float64, n+n/4)
+	}
+	return s.sums[:n]
+}
+
+// addX adds the BM25F contributions of a term (qw = count × idf) with
+// postings l and their field sums x into the text sums of acc, marking
+// their slots seen, as addBM25 does.
+func addX(s *scratch, l []tfPost, x []float64, qw, k1 float64) {
+	acc, seen := s.acc, s.seen
+	x = x[:len(l)]
+	for i := range l {
+		slot := l[i].slot
+		xi := x[i]
+		acc[slot].text += qw * xi / (k1 + xi)
+		seen[slot>>6] |= 1 << (slot & 63)
+	}
+}
