@@ -217,8 +217,10 @@ type Index struct {
 	exhaustive bool
 	pruneStats *pruneStats
 	pruneFrom  int
-	// norms caches BM25F's length factors for the current epoch.
+	// norms caches BM25F's length factors for the current epoch, and
+	// tfMax the largest contribution of text posting lists (prune.go).
 	norms atomic.Pointer[lenNorm]
+	tfMax atomic.Pointer[listMaxes]
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.

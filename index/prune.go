@@ -13,13 +13,15 @@ import (
 //
 // The hybrid score wk × keyword + wt × text is monotone in every query
 // term's BM25F contribution and in every keyword term's score. A text term
-// contributes less than its weight qw = count × idf (x / (k1 + x) < 1) and
-// a keyword term at most its weight w to the keyword sum, so a document
+// contributes at most the largest contribution of its posting list in the
+// shard (less than its weight qw = count × idf, x / (k1 + x) < 1; see
+// listMaxes) and a keyword term at most its weight w to the keyword sum,
+// so a document
 // whose text contributions sum to at most R and whose keyword terms'
 // weighted scores sum to at most K scores at most bound(R, K) = wk × K /
 // total + wt × sqrt(min(1, R / ideal)), total being the sum of the keyword
 // terms' weights. Terms are taken as non-essential, text terms by ascending
-// weight and keyword terms by descending posting count, while the bound of
+// weight (not bound: the sums' order below) and keyword terms by descending posting count, while the bound of
 // all of them together stays under the current n-th best score θ: a
 // document found only in their lists cannot enter the top n, so only the
 // lists of the essential terms are scanned.
@@ -55,8 +57,11 @@ const (
 // pruneQuery is the query-wide part of a pruned search, shared by the
 // shards.
 type pruneQuery struct {
-	order []int     // text term indices by weight, ascending
-	pre   []float64 // pre[k]: the sum of the first k weights of order
+	order []int // text term indices by weight, ascending
+	// pre holds each shard's bounds of the text terms: for shard i,
+	// pre[i*(len(order)+1)+k] is the sum of the largest contributions of
+	// the shard's lists of the first k terms of order (shardRun.pre).
+	pre   []float64
 	kw    *kwQuery
 	theta atomic.Uint64
 }
@@ -97,6 +102,7 @@ type pruneScratch struct {
 	kpart []int   // its partial lists kl[kpart[j]:kfrom[j+1]]
 	kord  []int   // keyword terms by posting count, descending
 	kvol  []int
+	tmax  []float64 // per text term: its list's largest x / (k1 + x)
 }
 
 // pruneMin is the number of deferred documents from which searches run
@@ -116,15 +122,12 @@ func (ix *Index) rankPruned(p *plan) []Hit {
 	// p.tf is sorted by descending weight: order is its reverse.
 	q := &p.pq
 	q.order = slices.Grow(q.order[:0], nt)[:nt]
-	q.pre = slices.Grow(q.pre[:0], nt+1)[:nt+1]
-	q.pre[0] = 0
+	np := len(ix.shards) * (nt + 1)
+	q.pre = slices.Grow(q.pre[:0], np)[:np]
 	p.kq.build(p.kw)
 	q.kw = &p.kq
 	for i := range q.order {
 		q.order[i] = nt - 1 - i
-	}
-	for k, i := range q.order {
-		q.pre[k+1] = q.pre[k] + p.tf[i].qw
 	}
 	tops := make([][]Hit, len(ix.shards))
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
@@ -218,7 +221,8 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		sc = &pruneScratch{}
 	}
 	defer ix.prune.Put(sc)
-	r := &shardRun{ix: ix, sh: ix.shards[i], p: p, q: q, sc: sc, st: ix.pruneStats}
+	nt := len(p.tf)
+	r := &shardRun{ix: ix, sh: ix.shards[i], p: p, q: q, sc: sc, st: ix.pruneStats, pre: q.pre[i*(nt+1) : (i+1)*(nt+1)]}
 	r.openLists()
 	r.top = make([]Hit, 0, p.n)
 	nslots := len(r.sh.docs)
@@ -256,6 +260,9 @@ type shardRun struct {
 	sc *pruneScratch
 	st *pruneStats
 
+	// pre[k] bounds the text contributions of the first k terms of
+	// q.order: the sum of their lists' largest contributions.
+	pre      []float64
 	top      []Hit
 	th       float64
 	net, nek int     // non-essential terms: q.order[:net], sc.kord[:nek]
@@ -263,8 +270,9 @@ type shardRun struct {
 }
 
 // openLists loads the shard's posting lists of the query's text terms and
-// keyword terms into the scratch, and orders the keyword terms by
-// descending posting count (the order they become non-essential in).
+// keyword terms into the scratch, bounds the text terms (r.pre), and
+// orders the keyword terms by descending posting count (the order they
+// become non-essential in).
 func (r *shardRun) openLists() {
 	sc, sh, ix := r.sc, r.sh, r.ix
 	sc.lists, sc.win, sc.cur = sc.lists[:0], sc.win[:0], sc.cur[:0]
@@ -272,6 +280,12 @@ func (r *shardRun) openLists() {
 		sc.lists = append(sc.lists, ix.tfl.get(t.id, sh.idx))
 		sc.win = append(sc.win, 0)
 		sc.cur = append(sc.cur, 0)
+	}
+	sc.tmax = slices.Grow(sc.tmax[:0], len(r.p.tf))[:len(r.p.tf)]
+	ix.listMaxima(r.p, sh, sc.lists, sc.tmax)
+	r.pre[0] = 0
+	for k, ti := range r.q.order {
+		r.pre[k+1] = r.pre[k] + r.p.tf[ti].qw*sc.tmax[ti]
 	}
 	// Keyword terms: the lists a matching document is in.
 	sc.kl, sc.kfrom, sc.kpart, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kpart[:0], sc.kord[:0], sc.kvol[:0]
@@ -305,6 +319,71 @@ func (r *shardRun) openLists() {
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
 }
 
+// listMaxes caches, for one index epoch, the largest saturated BM25F
+// factor x / (k1 + x) of a text term's postings in a shard (a term's
+// contribution is its weight qw times it), by term id and shard. The
+// pruned search bounds a term by its list's largest contribution rather
+// than by its weight (the bound of x / (k1 + x) < 1), so that terms
+// become non-essential sooner and fewer documents are seen. Entries are
+// computed when a search first needs them in an epoch, by scanning the
+// list (once per term, epoch and shard), under the index's read lock.
+type listMaxes struct {
+	epoch uint64
+	mu    sync.Mutex
+	m     map[uint64]float64
+}
+
+// listMaxima sets out[i] to the largest x / (k1 + x) of lists[i], shard
+// sh's postings of the text term p.tf[i], from the cache of the current
+// epoch, computing and storing those missing. The caller holds the read
+// lock, so the epoch and the lists stay.
+func (ix *Index) listMaxima(p *plan, sh *shard, lists [][]tfPost, out []float64) {
+	c := ix.maxCache()
+	key := func(i int) uint64 { return uint64(p.tf[i].id)<<16 | uint64(sh.idx) }
+	missing := false
+	c.mu.Lock()
+	for i := range lists {
+		m, ok := c.m[key(i)]
+		out[i] = m
+		missing = missing || !ok
+	}
+	c.mu.Unlock()
+	if !missing {
+		return
+	}
+	for i, l := range lists {
+		if out[i] != 0 || len(l) == 0 {
+			continue
+		}
+		var m float64
+		for j := range l {
+			m = math.Max(m, p.bm25(l[j].tf, &sh.stat[l[j].slot], 1))
+		}
+		out[i] = m
+	}
+	c.mu.Lock()
+	for i := range lists {
+		c.m[key(i)] = out[i]
+	}
+	c.mu.Unlock()
+}
+
+// maxCache returns the list maxima of the current epoch.
+func (ix *Index) maxCache() *listMaxes {
+	c := ix.tfMax.Load()
+	if c != nil && c.epoch == ix.epoch {
+		return c
+	}
+	nc := &listMaxes{epoch: ix.epoch, m: make(map[uint64]float64)}
+	if ix.tfMax.CompareAndSwap(c, nc) {
+		return nc
+	}
+	if c = ix.tfMax.Load(); c.epoch == ix.epoch {
+		return c
+	}
+	return nc // a search of another epoch stored its own; use ours alone
+}
+
 // theta is the current n-th best score: the best of the one the shards
 // published and this shard's own n-th hit.
 func (r *shardRun) theta() float64 {
@@ -320,7 +399,7 @@ func (r *shardRun) theta() float64 {
 // descending posting count, the longer list first), and reports whether
 // any term is left essential (if none is, no document left can enter).
 func (r *shardRun) splitTerms() bool {
-	p, pre, order, sc := r.p, r.q.pre, r.q.order, r.sc
+	p, pre, order, sc := r.p, r.pre, r.q.order, r.sc
 	nt, nk := len(p.tf), len(p.kw)
 	for {
 		canT := r.net < nt && p.bound(pre[r.net+1], r.nekW) < r.th
@@ -501,7 +580,7 @@ func (r *shardRun) markPartialNames(lo, hi int) {
 // looked-up keyword terms, while it stays at or above θ. The survivors go
 // to sc.cand with their text score; the window's accumulators are reset.
 func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
-	p, sh, sc, pre := r.p, r.sh, r.sc, r.q.pre
+	p, sh, sc, pre := r.p, r.sh, r.sc, r.pre
 	th, net := r.th, r.net
 	lm := p.limiter(th) // th holds until the survivors are finished
 	for wi := range (hi - lo + 63) / 64 {
@@ -549,7 +628,7 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 // (galloping forward); it reports false as soon as the sum plus what is
 // left falls under the limit rl.
 func (r *shardRun) addNonEssentialText(slot uint32, a, rl float64) (float64, bool) {
-	p, sh, sc, order, pre := r.p, r.sh, r.sc, r.q.order, r.q.pre
+	p, sh, sc, order, pre := r.p, r.sh, r.sc, r.q.order, r.pre
 	for k := r.net - 1; k >= 0; k-- {
 		ti := order[k]
 		l := sc.lists[ti]
