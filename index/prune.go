@@ -102,7 +102,8 @@ type pruneScratch struct {
 	kpart []int   // its partial lists kl[kpart[j]:kfrom[j+1]]
 	kord  []int   // keyword terms by posting count, descending
 	kvol  []int
-	tmax  []float64 // per text term: its list's largest x / (k1 + x)
+	tmax  []float64   // per text term: its list's largest x / (k1 + x)
+	xs    [][]float64 // per text term: its list's field sums, or nil
 }
 
 // pruneMin is the number of deferred documents from which searches run
@@ -281,8 +282,10 @@ func (r *shardRun) openLists() {
 		sc.win = append(sc.win, 0)
 		sc.cur = append(sc.cur, 0)
 	}
-	sc.tmax = slices.Grow(sc.tmax[:0], len(r.p.tf))[:len(r.p.tf)]
-	ix.listMaxima(r.p, sh, sc.lists, sc.tmax)
+	nt := len(r.p.tf)
+	sc.tmax = slices.Grow(sc.tmax[:0], nt)[:nt]
+	sc.xs = slices.Grow(sc.xs[:0], nt)[:nt]
+	ix.textLists(r.p, sh, sc.lists, sc.tmax, sc.xs)
 	r.pre[0] = 0
 	for k, ti := range r.q.order {
 		r.pre[k+1] = r.pre[k] + r.p.tf[ti].qw*sc.tmax[ti]
@@ -319,69 +322,122 @@ func (r *shardRun) openLists() {
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
 }
 
-// listMaxes caches, for one index epoch, the largest saturated BM25F
-// factor x / (k1 + x) of a text term's postings in a shard (a term's
-// contribution is its weight qw times it), by term id and shard. The
-// pruned search bounds a term by its list's largest contribution rather
-// than by its weight (the bound of x / (k1 + x) < 1), so that terms
-// become non-essential sooner and fewer documents are seen. Entries are
-// computed when a search first needs them in an epoch, by scanning the
-// list (once per term, epoch and shard), under the index's read lock.
-type listMaxes struct {
+// listCache caches, for one index epoch, what the pruned search reads of
+// the text terms' posting lists besides their postings, by term id and
+// shard (listInfo). Entries are computed when a search first needs them
+// in the epoch (the field sums when it needs them a second time), by
+// scanning the list, under the index's read lock: the lists and the
+// statistics they are computed from change only under the write lock,
+// which bumps the epoch.
+type listCache struct {
 	epoch uint64
 	mu    sync.Mutex
-	m     map[uint64]float64
+	m     map[uint64]listInfo
 }
 
-// listMaxima sets out[i] to the largest x / (k1 + x) of lists[i], shard
-// sh's postings of the text term p.tf[i], from the cache of the current
-// epoch, computing and storing those missing. The caller holds the read
-// lock, so the epoch and the lists stay.
-func (ix *Index) listMaxima(p *plan, sh *shard, lists [][]tfPost, out []float64) {
-	c := ix.maxCache()
+// listInfo is one shard's posting list of a text term in the cache.
+type listInfo struct {
+	// max is the largest saturated BM25F factor x / (k1 + x) of its
+	// postings: the term contributes at most its weight qw times it
+	// (less than qw), which bounds it more tightly, so that terms become
+	// non-essential sooner and fewer documents are seen.
+	max float64
+	// x holds each posting's BM25F field sum (plan.fieldSum), for lists
+	// of at most one posting in xDensity slots, from the second search
+	// that reads them in the epoch: the window scan reads them in posting order instead of each
+	// slot's lengths and their factors (8 bytes a posting of the lists
+	// searched). A list read once per epoch (an index updated between
+	// searches) or denser (its terms are the common ones, non-essential
+	// once θ rises) keeps none.
+	x []float64
+}
+
+// xDensity bounds the lists that keep their field sums: at most one
+// posting in xDensity slots of the shard.
+const xDensity = 8
+
+// textLists sets top[i] to the largest x / (k1 + x) of lists[i], shard
+// sh's postings of the text term p.tf[i], and xs[i] to its field sums
+// when kept (else nil), from the cache of the current epoch, computing and
+// storing what is missing. The caller holds the read lock.
+func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, xs [][]float64) {
+	c := ix.listCache()
 	key := func(i int) uint64 { return uint64(p.tf[i].id)<<16 | uint64(sh.idx) }
+	keepX := func(l []tfPost) bool { return len(l) > 0 && len(l)*xDensity <= len(sh.docs) }
 	missing := false
 	c.mu.Lock()
-	for i := range lists {
-		m, ok := c.m[key(i)]
-		out[i] = m
-		missing = missing || !ok
+	for i, l := range lists {
+		e, ok := c.m[key(i)]
+		if !ok {
+			e.max = -1 // computed below
+		}
+		missing = missing || !ok || e.x == nil && keepX(l)
+		top[i], xs[i] = e.max, e.x
 	}
 	c.mu.Unlock()
 	if !missing {
 		return
 	}
 	for i, l := range lists {
-		if out[i] != 0 || len(l) == 0 {
-			continue
+		switch {
+		case top[i] < 0:
+			var m float64
+			for j := range l {
+				m = math.Max(m, p.bm25(l[j].tf, &sh.stat[l[j].slot], 1))
+			}
+			top[i] = m
+		case xs[i] == nil && keepX(l):
+			x := make([]float64, len(l))
+			for j := range l {
+				x[j] = p.fieldSum(l[j].tf, &sh.stat[l[j].slot])
+			}
+			xs[i] = x
 		}
-		var m float64
-		for j := range l {
-			m = math.Max(m, p.bm25(l[j].tf, &sh.stat[l[j].slot], 1))
-		}
-		out[i] = m
 	}
 	c.mu.Lock()
 	for i := range lists {
-		c.m[key(i)] = out[i]
+		e := c.m[key(i)]
+		e.max = top[i]
+		if xs[i] != nil {
+			e.x = xs[i] // or one another search computed, the same
+		}
+		c.m[key(i)] = e
 	}
 	c.mu.Unlock()
 }
 
-// maxCache returns the list maxima of the current epoch.
-func (ix *Index) maxCache() *listMaxes {
-	c := ix.tfMax.Load()
+// listCache returns the list cache of the current epoch.
+func (ix *Index) listCache() *listCache {
+	c := ix.lists.Load()
 	if c != nil && c.epoch == ix.epoch {
 		return c
 	}
-	nc := &listMaxes{epoch: ix.epoch, m: make(map[uint64]float64)}
-	if ix.tfMax.CompareAndSwap(c, nc) {
+	nc := &listCache{epoch: ix.epoch, m: make(map[uint64]listInfo)}
+	if ix.lists.CompareAndSwap(c, nc) {
 		return nc
 	}
-	if c = ix.tfMax.Load(); c.epoch == ix.epoch {
+	if c = ix.lists.Load(); c.epoch == ix.epoch {
 		return c
 	}
 	return nc // a search of another epoch stored its own; use ours alone
+}
+
+// fieldSum is BM25F's field sum x of a posting with field counts tf in a
+// document with statistics st, computed as plan.bm25 computes it (which
+// returns qw × x / (k1 + x)), to the bit.
+func (p *plan) fieldSum(tf tfs, st *docStat) float64 {
+	n := p.norm
+	l := &st.flen
+	var x float64
+	if l[0]|l[1]|l[2]|l[3] < normLens {
+		x = float64(tf[0])*n.f[0][l[0]] + float64(tf[1])*n.f[1][l[1]] +
+			float64(tf[2])*n.f[2][l[2]] + float64(tf[3])*n.f[3][l[3]]
+	} else {
+		for f, c := range tf {
+			x += float64(c) * n.factor(f, l[f])
+		}
+	}
+	return x
 }
 
 // theta is the current n-th best score: the best of the one the shards
@@ -420,7 +476,8 @@ func (r *shardRun) splitTerms() bool {
 
 // scoreEssentialText adds the essential text terms' contributions of the
 // window's documents to sc.acc, term at a time by descending weight, and
-// marks the documents seen.
+// marks the documents seen. A list's kept field sums give its
+// contributions as plan.bm25 computes them, to the bit.
 func (r *shardRun) scoreEssentialText(lo, hi int) {
 	p, sh, sc, order := r.p, r.sh, r.sc, r.q.order
 	lists, win := sc.lists, sc.win
@@ -429,6 +486,18 @@ func (r *shardRun) scoreEssentialText(lo, hi int) {
 		l, qw := lists[ti], p.tf[ti].qw
 		j := win[ti]
 		j0 := j
+		if x := sc.xs[ti]; x != nil {
+			x = x[:len(l)]
+			for ; j < len(l); j++ {
+				slot := int(l[j].slot)
+				if slot >= hi {
+					break
+				}
+				s := slot - lo
+				sc.acc[s] += qw * x[j] / (p.k1 + x[j])
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
+		}
 		for ; j < len(l); j++ {
 			post := &l[j]
 			if int(post.slot) >= hi {
