@@ -34,7 +34,9 @@ import (
 // non-essential text lists (galloping forward) while the bound stays at
 // or above θ, then against the non-essential keyword terms (their lists
 // are scanned per window into the bounds of the documents seen when they
-// are short against them, looked up per document otherwise). The text
+// are short against them, looked up per document otherwise, and the
+// longest of those to scan, an eighth of their weight, bound every
+// document by their weights). The text
 // contributions are so added by descending weight, essential terms first;
 // the exhaustive search adds them in the same order (compile sorts the
 // terms so), so the sums agree to the bit. The survivors of a window are
@@ -89,7 +91,7 @@ type pruneScratch struct {
 	pmask [maxWindow]uint64  // looked-up keyword terms matching partially
 	pt    []int32            // slots with pmask set
 	kwub  [maxWindow]float64 // bound on the scanned keyword terms' sum, of slots seen
-	scan  []bool             // per non-essential keyword term: scanned
+	scan  []uint8            // per non-essential keyword term: kwScan, kwLook or kwFree
 	seen  [maxWindow / 64]uint64
 	lists [][]tfPost
 	win   []int // per text term: the next posting of the window scan
@@ -238,12 +240,12 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		r.scoreEssentialText(lo, hi)
 		r.boundEssentialKeywords(lo, hi)
 		nseen := sc.countSeen(lo, hi)
-		seekW := r.scanNonEssentialKeywords(lo, hi, nseen)
+		seekW, freeW := r.scanNonEssentialKeywords(lo, hi, nseen)
 		r.markPartialNames(lo, hi)
 		if r.st != nil {
 			r.st.seen.Add(int64(nseen))
 		}
-		r.collectCandidates(lo, hi, seekW)
+		r.collectCandidates(lo, hi, seekW, freeW)
 		sc.clearPartialNames()
 		r.finishSurvivors()
 	}
@@ -542,26 +544,37 @@ func (sc *pruneScratch) countSeen(lo, hi int) int {
 
 // scanNonEssentialKeywords chooses, per non-essential keyword term, to
 // scan its postings in the window (when they are at most 4 per document
-// seen, nseen) into the bounds in sc.kwub of the documents seen, or to
-// look it up per candidate later (sc.scan says which); it returns the
-// weights of those looked up, summed. Looking up costs more per document
-// than a posting scanned, but only the few documents that pass the text
-// terms are looked up (32 postings per document seen scanned more than
-// 2.5 times the keyword postings of short queries, docs/BENCHMARKS.md).
-func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
+// seen, nseen) into the bounds in sc.kwub of the documents seen, to look
+// it up per candidate later, or to bound every document by its weight
+// (sc.scan says which: kwScan, kwLook, kwFree); it returns the weights of
+// those looked up, summed, and of those bounded by their weights. Looking
+// up costs more per document than a posting scanned, but only the few
+// documents that pass the text terms are looked up (32 postings per
+// document seen scanned more than 2.5 times the keyword postings of short
+// queries, docs/BENCHMARKS.md). Of the terms to scan, the longest (by
+// sc.kord) are bounded by their weights while those sum to at most
+// 1/freeShare of the non-essential keyword weight: the long task queries'
+// many keyword terms spent a third of their time scanning, and a little
+// slack in every bound costs less.
+func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) (seekW, freeW float64) {
 	sc := r.sc
 	nslots := len(r.sh.docs)
 	sc.scan = sc.scan[:0]
-	var seekW float64
 	for k := range r.nek {
 		tj := sc.kord[k]
+		w := r.p.kw[tj].w
 		scan := sc.kvol[tj]*(hi-lo) <= 4*nseen*nslots
-		sc.scan = append(sc.scan, scan)
-		if !scan {
-			seekW += r.p.kw[tj].w
+		switch {
+		case scan && freeW+w <= r.nekW/freeShare:
+			freeW += w
+			sc.scan = append(sc.scan, kwFree)
+			continue
+		case !scan:
+			seekW += w
+			sc.scan = append(sc.scan, kwLook)
 			continue
 		}
-		w := r.p.kw[tj].w
+		sc.scan = append(sc.scan, kwScan)
 		for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
 			n := sc.boundList(&sc.kl[li], lo, hi, w, false)
 			if r.st != nil {
@@ -569,8 +582,19 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 			}
 		}
 	}
-	return seekW
+	return seekW, freeW
 }
+
+// How a non-essential keyword term is bounded in a window.
+const (
+	kwScan = iota // its postings scanned
+	kwLook        // looked up per candidate
+	kwFree        // by its weight
+)
+
+// freeShare is the inverse of the share of the non-essential keyword
+// weight that terms bounded by their weights may take.
+const freeShare = 8
 
 // fields is the fields a posting of the list names for its term: those
 // the list needs, or fieldPartial for a partial list's name part.
@@ -619,13 +643,13 @@ func (sc *pruneScratch) boundList(kl *kwList, lo, hi int, w float64, mark bool) 
 func (r *shardRun) markPartialNames(lo, hi int) {
 	sc := r.sc
 	for k := range min(r.nek, 64) {
-		if sc.scan[k] {
+		if sc.scan[k] != kwLook {
 			continue
 		}
 		tj := sc.kord[k]
 		for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
 			kl := &sc.kl[li]
-			j := kl.pos
+			j := seek(kl.list, kl.pos, uint32(lo))
 			for ; j < len(kl.list); j++ {
 				post := kl.list[j]
 				if int(post.docSlot()) >= hi {
@@ -648,7 +672,7 @@ func (r *shardRun) markPartialNames(lo, hi int) {
 // against the bound: adding the non-essential text terms, then the
 // looked-up keyword terms, while it stays at or above θ. The survivors go
 // to sc.cand with their text score; the window's accumulators are reset.
-func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
+func (r *shardRun) collectCandidates(lo, hi int, seekW, freeW float64) {
 	p, sh, sc, pre := r.p, r.sh, r.sc, r.pre
 	th, net := r.th, r.net
 	lm := p.limiter(th) // th holds until the survivors are finished
@@ -659,7 +683,7 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 			s := wi*64 + bits.TrailingZeros64(seen)
 			seen &= seen - 1
 			slot := uint32(lo + s)
-			a, ke := sc.acc[s], sc.kwub[s]
+			a, ke := sc.acc[s], sc.kwub[s]+freeW
 			m := ke + seekW
 			sc.acc[s], sc.kwub[s] = 0, 0
 			rl := lm.lim(m)
@@ -714,13 +738,14 @@ func (r *shardRun) addNonEssentialText(slot uint32, a, rl float64) (float64, boo
 }
 
 // lookUpKeywords is the keyword bound of the document at window offset s:
-// ke (the scanned terms' bounds) plus the looked-up keyword terms' bounds
-// from the fields their postings name.
+// ke (the bounds of the terms scanned and of those bounded by their
+// weights) plus the looked-up keyword terms' bounds from the fields their
+// postings name.
 func (r *shardRun) lookUpKeywords(s int, slot uint32, ke float64) float64 {
 	sc := r.sc
 	m := ke
 	for k := range r.nek {
-		if sc.scan[k] {
+		if sc.scan[k] != kwLook {
 			continue
 		}
 		tj := sc.kord[k]
