@@ -134,12 +134,10 @@ func (ix *Index) rankPruned(p *plan) []Hit {
 	}
 	tops := make([][]Hit, len(ix.shards))
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
-		// The first shard on this goroutine, which would only wait.
 		var wg sync.WaitGroup
-		for i := 1; i < len(ix.shards); i++ {
+		for i := range ix.shards {
 			wg.Go(func() { tops[i] = ix.pruneShard(i, p, q) })
 		}
-		tops[0] = ix.pruneShard(0, p, q)
 		wg.Wait()
 	} else {
 		for i := range ix.shards {
