@@ -218,9 +218,9 @@ type Index struct {
 	pruneStats *pruneStats
 	pruneFrom  int
 	// norms caches BM25F's length factors for the current epoch, and
-	// lists what pruned searches read of text posting lists (prune.go).
-	norms atomic.Pointer[lenNorm]
-	lists atomic.Pointer[listCache]
+	// tfCache what pruned searches read of text posting lists (prune.go).
+	norms   atomic.Pointer[lenNorm]
+	tfCache atomic.Pointer[listCache]
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.

@@ -361,7 +361,7 @@ const xDensity = 8
 // when kept (else nil), from the cache of the current epoch, computing and
 // storing what is missing. The caller holds the read lock.
 func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, xs [][]float64) {
-	c := ix.listCache()
+	c := ix.textCache()
 	key := func(i int) uint64 { return uint64(p.tf[i].id)<<16 | uint64(sh.idx) }
 	keepX := func(l []tfPost) bool { return len(l) > 0 && len(l)*xDensity <= len(sh.docs) }
 	missing := false
@@ -406,17 +406,17 @@ func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, 
 	c.mu.Unlock()
 }
 
-// listCache returns the list cache of the current epoch.
-func (ix *Index) listCache() *listCache {
-	c := ix.lists.Load()
+// textCache returns the list cache of the current epoch.
+func (ix *Index) textCache() *listCache {
+	c := ix.tfCache.Load()
 	if c != nil && c.epoch == ix.epoch {
 		return c
 	}
 	nc := &listCache{epoch: ix.epoch, m: make(map[uint64]listInfo)}
-	if ix.lists.CompareAndSwap(c, nc) {
+	if ix.tfCache.CompareAndSwap(c, nc) {
 		return nc
 	}
-	if c = ix.lists.Load(); c.epoch == ix.epoch {
+	if c = ix.tfCache.Load(); c.epoch == ix.epoch {
 		return c
 	}
 	return nc // a search of another epoch stored its own; use ours alone

@@ -39,7 +39,7 @@ func TestPrunedListCacheFollowsUpdates(t *testing.T) {
 				}
 			}
 		}
-		if c := ix.lists.Load(); c != nil {
+		if c := ix.tfCache.Load(); c != nil {
 			for _, e := range c.m {
 				if e.x != nil {
 					kept++
