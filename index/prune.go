@@ -15,16 +15,16 @@ import (
 // term's BM25F contribution and in every keyword term's score. A text term
 // contributes at most the largest contribution of its posting list in the
 // shard (less than its weight qw = count × idf, x / (k1 + x) < 1; see
-// listMaxes) and a keyword term at most its weight w to the keyword sum,
-// so a document
-// whose text contributions sum to at most R and whose keyword terms'
-// weighted scores sum to at most K scores at most bound(R, K) = wk × K /
-// total + wt × sqrt(min(1, R / ideal)), total being the sum of the keyword
-// terms' weights. Terms are taken as non-essential, text terms by ascending
-// weight (not bound: the sums' order below) and keyword terms by descending posting count, while the bound of
-// all of them together stays under the current n-th best score θ: a
-// document found only in their lists cannot enter the top n, so only the
-// lists of the essential terms are scanned.
+// listCache) and a keyword term at most its weight w to the keyword sum,
+// so a document whose text contributions sum to at most R and whose
+// keyword terms' weighted scores sum to at most K scores at most bound(R,
+// K) = wk × K / total + wt × sqrt(min(1, R / ideal)), total being the sum
+// of the keyword terms' weights. Terms are taken as non-essential, text
+// terms by ascending weight (not by bound: the sums' order below) and
+// keyword terms by descending posting count, while the bound of all of
+// them together stays under the current n-th best score θ: a document
+// found only in their lists cannot enter the top n, so only the lists of
+// the essential terms are scanned.
 //
 // They are scanned term at a time in windows of slots (the lists are
 // sorted by slot), adding the essential text contributions and bounding
@@ -36,12 +36,12 @@ import (
 // are scanned per window into the bounds of the documents seen when they
 // are short against them, looked up per document otherwise, and the
 // longest of those to scan, an eighth of their weight, bound every
-// document by their weights). The text
-// contributions are so added by descending weight, essential terms first;
-// the exhaustive search adds them in the same order (compile sorts the
-// terms so), so the sums agree to the bit. The survivors of a window are
-// finished best bound first: the keyword score is computed for them alone,
-// from the document's own word list, until the bound falls under θ.
+// document by their weights). The text contributions are so added by
+// descending weight, essential terms first; the exhaustive search adds
+// them in the same order (compile sorts the terms so), so the sums agree
+// to the bit. The survivors of a window are finished best bound first:
+// the keyword score is computed for them alone, from the document's own
+// word list, until the bound falls under θ.
 //
 // Queries with required terms, CJK terms or a name boost, keyword-only
 // searches and the cosine scorer run exhaustively.
@@ -344,11 +344,11 @@ type listInfo struct {
 	max float64
 	// x holds each posting's BM25F field sum (plan.fieldSum), for lists
 	// of at most one posting in xDensity slots, from the second search
-	// that reads them in the epoch: the window scan reads them in posting order instead of each
-	// slot's lengths and their factors (8 bytes a posting of the lists
-	// searched). A list read once per epoch (an index updated between
-	// searches) or denser (its terms are the common ones, non-essential
-	// once θ rises) keeps none.
+	// that reads them in the epoch: the window scan reads them in posting
+	// order instead of each slot's lengths and their factors (8 bytes a
+	// posting of the lists searched). A list read once per epoch (an
+	// index updated between searches) or denser (its terms are the
+	// common ones, non-essential once θ rises) keeps none.
 	x []float64
 }
 
