@@ -217,8 +217,10 @@ type Index struct {
 	exhaustive bool
 	pruneStats *pruneStats
 	pruneFrom  int
-	// norms caches BM25F's length factors for the current epoch.
-	norms atomic.Pointer[lenNorm]
+	// norms caches BM25F's length factors for the current epoch, and
+	// tfCache what pruned searches read of text posting lists (prune.go).
+	norms   atomic.Pointer[lenNorm]
+	tfCache atomic.Pointer[listCache]
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.

@@ -13,16 +13,18 @@ import (
 //
 // The hybrid score wk × keyword + wt × text is monotone in every query
 // term's BM25F contribution and in every keyword term's score. A text term
-// contributes less than its weight qw = count × idf (x / (k1 + x) < 1) and
-// a keyword term at most its weight w to the keyword sum, so a document
-// whose text contributions sum to at most R and whose keyword terms'
-// weighted scores sum to at most K scores at most bound(R, K) = wk × K /
-// total + wt × sqrt(min(1, R / ideal)), total being the sum of the keyword
-// terms' weights. Terms are taken as non-essential, text terms by ascending
-// weight and keyword terms by descending posting count, while the bound of
-// all of them together stays under the current n-th best score θ: a
-// document found only in their lists cannot enter the top n, so only the
-// lists of the essential terms are scanned.
+// contributes at most the largest contribution of its posting list in the
+// shard (less than its weight qw = count × idf, x / (k1 + x) < 1; see
+// listCache) and a keyword term at most its weight w to the keyword sum,
+// so a document whose text contributions sum to at most R and whose
+// keyword terms' weighted scores sum to at most K scores at most bound(R,
+// K) = wk × K / total + wt × sqrt(min(1, R / ideal)), total being the sum
+// of the keyword terms' weights. Terms are taken as non-essential, text
+// terms by ascending weight (not by bound: the sums' order below) and
+// keyword terms by descending posting count, while the bound of all of
+// them together stays under the current n-th best score θ: a document
+// found only in their lists cannot enter the top n, so only the lists of
+// the essential terms are scanned.
 //
 // They are scanned term at a time in windows of slots (the lists are
 // sorted by slot), adding the essential text contributions and bounding
@@ -32,12 +34,14 @@ import (
 // non-essential text lists (galloping forward) while the bound stays at
 // or above θ, then against the non-essential keyword terms (their lists
 // are scanned per window into the bounds of the documents seen when they
-// are short against them, looked up per document otherwise). The text
-// contributions are so added by descending weight, essential terms first;
-// the exhaustive search adds them in the same order (compile sorts the
-// terms so), so the sums agree to the bit. The survivors of a window are
-// finished best bound first: the keyword score is computed for them alone,
-// from the document's own word list, until the bound falls under θ.
+// are short against them, looked up per document otherwise, and the
+// longest of those to scan, an eighth of their weight, bound every
+// document by their weights). The text contributions are so added by
+// descending weight, essential terms first; the exhaustive search adds
+// them in the same order (compile sorts the terms so), so the sums agree
+// to the bit. The survivors of a window are finished best bound first:
+// the keyword score is computed for them alone, from the document's own
+// word list, until the bound falls under θ.
 //
 // Queries with required terms, CJK terms or a name boost, keyword-only
 // searches and the cosine scorer run exhaustively.
@@ -55,8 +59,11 @@ const (
 // pruneQuery is the query-wide part of a pruned search, shared by the
 // shards.
 type pruneQuery struct {
-	order []int     // text term indices by weight, ascending
-	pre   []float64 // pre[k]: the sum of the first k weights of order
+	order []int // text term indices by weight, ascending
+	// pre holds each shard's bounds of the text terms: for shard i,
+	// pre[i*(len(order)+1)+k] is the sum of the largest contributions of
+	// the shard's lists of the first k terms of order (shardRun.pre).
+	pre   []float64
 	kw    *kwQuery
 	theta atomic.Uint64
 }
@@ -84,7 +91,7 @@ type pruneScratch struct {
 	pmask [maxWindow]uint64  // looked-up keyword terms matching partially
 	pt    []int32            // slots with pmask set
 	kwub  [maxWindow]float64 // bound on the scanned keyword terms' sum, of slots seen
-	scan  []bool             // per non-essential keyword term: scanned
+	scan  []uint8            // per non-essential keyword term: kwScan, kwLook or kwFree
 	seen  [maxWindow / 64]uint64
 	lists [][]tfPost
 	win   []int // per text term: the next posting of the window scan
@@ -97,6 +104,8 @@ type pruneScratch struct {
 	kpart []int   // its partial lists kl[kpart[j]:kfrom[j+1]]
 	kord  []int   // keyword terms by posting count, descending
 	kvol  []int
+	tmax  []float64   // per text term: its list's largest x / (k1 + x)
+	xs    [][]float64 // per text term: its list's field sums, or nil
 }
 
 // pruneMin is the number of deferred documents from which searches run
@@ -116,15 +125,12 @@ func (ix *Index) rankPruned(p *plan) []Hit {
 	// p.tf is sorted by descending weight: order is its reverse.
 	q := &p.pq
 	q.order = slices.Grow(q.order[:0], nt)[:nt]
-	q.pre = slices.Grow(q.pre[:0], nt+1)[:nt+1]
-	q.pre[0] = 0
+	np := len(ix.shards) * (nt + 1)
+	q.pre = slices.Grow(q.pre[:0], np)[:np]
 	p.kq.build(p.kw)
 	q.kw = &p.kq
 	for i := range q.order {
 		q.order[i] = nt - 1 - i
-	}
-	for k, i := range q.order {
-		q.pre[k+1] = q.pre[k] + p.tf[i].qw
 	}
 	tops := make([][]Hit, len(ix.shards))
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
@@ -216,7 +222,8 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		sc = &pruneScratch{}
 	}
 	defer ix.prune.Put(sc)
-	r := &shardRun{ix: ix, sh: ix.shards[i], p: p, q: q, sc: sc, st: ix.pruneStats}
+	nt := len(p.tf)
+	r := &shardRun{ix: ix, sh: ix.shards[i], p: p, q: q, sc: sc, st: ix.pruneStats, pre: q.pre[i*(nt+1) : (i+1)*(nt+1)]}
 	r.openLists()
 	r.top = make([]Hit, 0, p.n)
 	nslots := len(r.sh.docs)
@@ -231,12 +238,12 @@ func (ix *Index) pruneShard(i int, p *plan, q *pruneQuery) []Hit {
 		r.scoreEssentialText(lo, hi)
 		r.boundEssentialKeywords(lo, hi)
 		nseen := sc.countSeen(lo, hi)
-		seekW := r.scanNonEssentialKeywords(lo, hi, nseen)
+		seekW, freeW := r.scanNonEssentialKeywords(lo, hi, nseen)
 		r.markPartialNames(lo, hi)
 		if r.st != nil {
 			r.st.seen.Add(int64(nseen))
 		}
-		r.collectCandidates(lo, hi, seekW)
+		r.collectCandidates(lo, hi, seekW, freeW)
 		sc.clearPartialNames()
 		r.finishSurvivors()
 	}
@@ -254,6 +261,9 @@ type shardRun struct {
 	sc *pruneScratch
 	st *pruneStats
 
+	// pre[k] bounds the text contributions of the first k terms of
+	// q.order: the sum of their lists' largest contributions.
+	pre      []float64
 	top      []Hit
 	th       float64
 	net, nek int     // non-essential terms: q.order[:net], sc.kord[:nek]
@@ -261,8 +271,9 @@ type shardRun struct {
 }
 
 // openLists loads the shard's posting lists of the query's text terms and
-// keyword terms into the scratch, and orders the keyword terms by
-// descending posting count (the order they become non-essential in).
+// keyword terms into the scratch, bounds the text terms (r.pre), and
+// orders the keyword terms by descending posting count (the order they
+// become non-essential in).
 func (r *shardRun) openLists() {
 	sc, sh, ix := r.sc, r.sh, r.ix
 	sc.lists, sc.win, sc.cur = sc.lists[:0], sc.win[:0], sc.cur[:0]
@@ -270,6 +281,14 @@ func (r *shardRun) openLists() {
 		sc.lists = append(sc.lists, ix.tfl.get(t.id, sh.idx))
 		sc.win = append(sc.win, 0)
 		sc.cur = append(sc.cur, 0)
+	}
+	nt := len(r.p.tf)
+	sc.tmax = slices.Grow(sc.tmax[:0], nt)[:nt]
+	sc.xs = slices.Grow(sc.xs[:0], nt)[:nt]
+	ix.textLists(r.p, sh, sc.lists, sc.tmax, sc.xs)
+	r.pre[0] = 0
+	for k, ti := range r.q.order {
+		r.pre[k+1] = r.pre[k] + r.p.tf[ti].qw*sc.tmax[ti]
 	}
 	// Keyword terms: the lists a matching document is in.
 	sc.kl, sc.kfrom, sc.kpart, sc.kord, sc.kvol = sc.kl[:0], sc.kfrom[:0], sc.kpart[:0], sc.kord[:0], sc.kvol[:0]
@@ -303,6 +322,124 @@ func (r *shardRun) openLists() {
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
 }
 
+// listCache caches, for one index epoch, what the pruned search reads of
+// the text terms' posting lists besides their postings, by term id and
+// shard (listInfo). Entries are computed when a search first needs them
+// in the epoch (the field sums when it needs them a second time), by
+// scanning the list, under the index's read lock: the lists and the
+// statistics they are computed from change only under the write lock,
+// which bumps the epoch.
+type listCache struct {
+	epoch uint64
+	mu    sync.Mutex
+	m     map[uint64]listInfo
+}
+
+// listInfo is one shard's posting list of a text term in the cache.
+type listInfo struct {
+	// max is the largest saturated BM25F factor x / (k1 + x) of its
+	// postings: the term contributes at most its weight qw times it
+	// (less than qw), which bounds it more tightly, so that terms become
+	// non-essential sooner and fewer documents are seen.
+	max float64
+	// x holds each posting's BM25F field sum (plan.fieldSum), for lists
+	// of at most one posting in xDensity slots, from the second search
+	// that reads them in the epoch: the window scan reads them in posting
+	// order instead of each slot's lengths and their factors (8 bytes a
+	// posting of the lists searched). A list read once per epoch (an
+	// index updated between searches) or denser (its terms are the
+	// common ones, non-essential once θ rises) keeps none.
+	x []float64
+}
+
+// xDensity bounds the lists that keep their field sums: at most one
+// posting in xDensity slots of the shard.
+const xDensity = 8
+
+// textLists sets top[i] to the largest x / (k1 + x) of lists[i], shard
+// sh's postings of the text term p.tf[i], and xs[i] to its field sums
+// when kept (else nil), from the cache of the current epoch, computing and
+// storing what is missing. The caller holds the read lock.
+func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, xs [][]float64) {
+	c := ix.textCache()
+	key := func(i int) uint64 { return uint64(p.tf[i].id)<<16 | uint64(sh.idx) }
+	keepX := func(l []tfPost) bool { return len(l) > 0 && len(l)*xDensity <= len(sh.docs) }
+	missing := false
+	c.mu.Lock()
+	for i, l := range lists {
+		e, ok := c.m[key(i)]
+		if !ok {
+			e.max = -1 // computed below
+		}
+		missing = missing || !ok || e.x == nil && keepX(l)
+		top[i], xs[i] = e.max, e.x
+	}
+	c.mu.Unlock()
+	if !missing {
+		return
+	}
+	for i, l := range lists {
+		switch {
+		case top[i] < 0:
+			var m float64
+			for j := range l {
+				m = math.Max(m, p.bm25(l[j].tf, &sh.stat[l[j].slot], 1))
+			}
+			top[i] = m
+		case xs[i] == nil && keepX(l):
+			x := make([]float64, len(l))
+			for j := range l {
+				x[j] = p.fieldSum(l[j].tf, &sh.stat[l[j].slot])
+			}
+			xs[i] = x
+		}
+	}
+	c.mu.Lock()
+	for i := range lists {
+		e := c.m[key(i)]
+		e.max = top[i]
+		if xs[i] != nil {
+			e.x = xs[i] // or one another search computed, the same
+		}
+		c.m[key(i)] = e
+	}
+	c.mu.Unlock()
+}
+
+// textCache returns the list cache of the current epoch.
+func (ix *Index) textCache() *listCache {
+	c := ix.tfCache.Load()
+	if c != nil && c.epoch == ix.epoch {
+		return c
+	}
+	nc := &listCache{epoch: ix.epoch, m: make(map[uint64]listInfo)}
+	if ix.tfCache.CompareAndSwap(c, nc) {
+		return nc
+	}
+	if c = ix.tfCache.Load(); c.epoch == ix.epoch {
+		return c
+	}
+	return nc // a search of another epoch stored its own; use ours alone
+}
+
+// fieldSum is BM25F's field sum x of a posting with field counts tf in a
+// document with statistics st, computed as plan.bm25 computes it (which
+// returns qw × x / (k1 + x)), to the bit.
+func (p *plan) fieldSum(tf tfs, st *docStat) float64 {
+	n := p.norm
+	l := &st.flen
+	var x float64
+	if l[0]|l[1]|l[2]|l[3] < normLens {
+		x = float64(tf[0])*n.f[0][l[0]] + float64(tf[1])*n.f[1][l[1]] +
+			float64(tf[2])*n.f[2][l[2]] + float64(tf[3])*n.f[3][l[3]]
+	} else {
+		for f, c := range tf {
+			x += float64(c) * n.factor(f, l[f])
+		}
+	}
+	return x
+}
+
 // theta is the current n-th best score: the best of the one the shards
 // published and this shard's own n-th hit.
 func (r *shardRun) theta() float64 {
@@ -318,7 +455,7 @@ func (r *shardRun) theta() float64 {
 // descending posting count, the longer list first), and reports whether
 // any term is left essential (if none is, no document left can enter).
 func (r *shardRun) splitTerms() bool {
-	p, pre, order, sc := r.p, r.q.pre, r.q.order, r.sc
+	p, pre, order, sc := r.p, r.pre, r.q.order, r.sc
 	nt, nk := len(p.tf), len(p.kw)
 	for {
 		canT := r.net < nt && p.bound(pre[r.net+1], r.nekW) < r.th
@@ -339,7 +476,8 @@ func (r *shardRun) splitTerms() bool {
 
 // scoreEssentialText adds the essential text terms' contributions of the
 // window's documents to sc.acc, term at a time by descending weight, and
-// marks the documents seen.
+// marks the documents seen. A list's kept field sums give its
+// contributions as plan.bm25 computes them, to the bit.
 func (r *shardRun) scoreEssentialText(lo, hi int) {
 	p, sh, sc, order := r.p, r.sh, r.sc, r.q.order
 	lists, win := sc.lists, sc.win
@@ -348,6 +486,18 @@ func (r *shardRun) scoreEssentialText(lo, hi int) {
 		l, qw := lists[ti], p.tf[ti].qw
 		j := win[ti]
 		j0 := j
+		if x := sc.xs[ti]; x != nil {
+			x = x[:len(l)]
+			for ; j < len(l); j++ {
+				slot := int(l[j].slot)
+				if slot >= hi {
+					break
+				}
+				s := slot - lo
+				sc.acc[s] += qw * x[j] / (p.k1 + x[j])
+				sc.seen[s>>6] |= 1 << (s & 63)
+			}
+		}
 		for ; j < len(l); j++ {
 			post := &l[j]
 			if int(post.slot) >= hi {
@@ -392,26 +542,37 @@ func (sc *pruneScratch) countSeen(lo, hi int) int {
 
 // scanNonEssentialKeywords chooses, per non-essential keyword term, to
 // scan its postings in the window (when they are at most 4 per document
-// seen, nseen) into the bounds in sc.kwub of the documents seen, or to
-// look it up per candidate later (sc.scan says which); it returns the
-// weights of those looked up, summed. Looking up costs more per document
-// than a posting scanned, but only the few documents that pass the text
-// terms are looked up (32 postings per document seen scanned more than
-// 2.5 times the keyword postings of short queries, docs/BENCHMARKS.md).
-func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
+// seen, nseen) into the bounds in sc.kwub of the documents seen, to look
+// it up per candidate later, or to bound every document by its weight
+// (sc.scan says which: kwScan, kwLook, kwFree); it returns the weights of
+// those looked up, summed, and of those bounded by their weights. Looking
+// up costs more per document than a posting scanned, but only the few
+// documents that pass the text terms are looked up (32 postings per
+// document seen scanned more than 2.5 times the keyword postings of short
+// queries, docs/BENCHMARKS.md). Of the terms to scan, the longest (by
+// sc.kord) are bounded by their weights while those sum to at most
+// 1/freeShare of the non-essential keyword weight: the long task queries'
+// many keyword terms spent a third of their time scanning, and a little
+// slack in every bound costs less.
+func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) (seekW, freeW float64) {
 	sc := r.sc
 	nslots := len(r.sh.docs)
 	sc.scan = sc.scan[:0]
-	var seekW float64
 	for k := range r.nek {
 		tj := sc.kord[k]
+		w := r.p.kw[tj].w
 		scan := sc.kvol[tj]*(hi-lo) <= 4*nseen*nslots
-		sc.scan = append(sc.scan, scan)
-		if !scan {
-			seekW += r.p.kw[tj].w
+		switch {
+		case scan && freeW+w <= r.nekW/freeShare:
+			freeW += w
+			sc.scan = append(sc.scan, kwFree)
+			continue
+		case !scan:
+			seekW += w
+			sc.scan = append(sc.scan, kwLook)
 			continue
 		}
-		w := r.p.kw[tj].w
+		sc.scan = append(sc.scan, kwScan)
 		for li := sc.kfrom[tj]; li < sc.kfrom[tj+1]; li++ {
 			n := sc.boundList(&sc.kl[li], lo, hi, w, false)
 			if r.st != nil {
@@ -419,8 +580,19 @@ func (r *shardRun) scanNonEssentialKeywords(lo, hi, nseen int) float64 {
 			}
 		}
 	}
-	return seekW
+	return seekW, freeW
 }
+
+// How a non-essential keyword term is bounded in a window.
+const (
+	kwScan = iota // its postings scanned
+	kwLook        // looked up per candidate
+	kwFree        // by its weight
+)
+
+// freeShare is the inverse of the share of the non-essential keyword
+// weight that terms bounded by their weights may take.
+const freeShare = 8
 
 // fields is the fields a posting of the list names for its term: those
 // the list needs, or fieldPartial for a partial list's name part.
@@ -469,13 +641,13 @@ func (sc *pruneScratch) boundList(kl *kwList, lo, hi int, w float64, mark bool) 
 func (r *shardRun) markPartialNames(lo, hi int) {
 	sc := r.sc
 	for k := range min(r.nek, 64) {
-		if sc.scan[k] {
+		if sc.scan[k] != kwLook {
 			continue
 		}
 		tj := sc.kord[k]
 		for li := sc.kpart[tj]; li < sc.kfrom[tj+1]; li++ {
 			kl := &sc.kl[li]
-			j := kl.pos
+			j := seek(kl.list, kl.pos, uint32(lo))
 			for ; j < len(kl.list); j++ {
 				post := kl.list[j]
 				if int(post.docSlot()) >= hi {
@@ -498,8 +670,8 @@ func (r *shardRun) markPartialNames(lo, hi int) {
 // against the bound: adding the non-essential text terms, then the
 // looked-up keyword terms, while it stays at or above θ. The survivors go
 // to sc.cand with their text score; the window's accumulators are reset.
-func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
-	p, sh, sc, pre := r.p, r.sh, r.sc, r.q.pre
+func (r *shardRun) collectCandidates(lo, hi int, seekW, freeW float64) {
+	p, sh, sc, pre := r.p, r.sh, r.sc, r.pre
 	th, net := r.th, r.net
 	lm := p.limiter(th) // th holds until the survivors are finished
 	for wi := range (hi - lo + 63) / 64 {
@@ -509,7 +681,7 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 			s := wi*64 + bits.TrailingZeros64(seen)
 			seen &= seen - 1
 			slot := uint32(lo + s)
-			a, ke := sc.acc[s], sc.kwub[s]
+			a, ke := sc.acc[s], sc.kwub[s]+freeW
 			m := ke + seekW
 			sc.acc[s], sc.kwub[s] = 0, 0
 			rl := lm.lim(m)
@@ -547,7 +719,7 @@ func (r *shardRun) collectCandidates(lo, hi int, seekW float64) {
 // (galloping forward); it reports false as soon as the sum plus what is
 // left falls under the limit rl.
 func (r *shardRun) addNonEssentialText(slot uint32, a, rl float64) (float64, bool) {
-	p, sh, sc, order, pre := r.p, r.sh, r.sc, r.q.order, r.q.pre
+	p, sh, sc, order, pre := r.p, r.sh, r.sc, r.q.order, r.pre
 	for k := r.net - 1; k >= 0; k-- {
 		ti := order[k]
 		l := sc.lists[ti]
@@ -564,13 +736,14 @@ func (r *shardRun) addNonEssentialText(slot uint32, a, rl float64) (float64, boo
 }
 
 // lookUpKeywords is the keyword bound of the document at window offset s:
-// ke (the scanned terms' bounds) plus the looked-up keyword terms' bounds
-// from the fields their postings name.
+// ke (the bounds of the terms scanned and of those bounded by their
+// weights) plus the looked-up keyword terms' bounds from the fields their
+// postings name.
 func (r *shardRun) lookUpKeywords(s int, slot uint32, ke float64) float64 {
 	sc := r.sc
 	m := ke
 	for k := range r.nek {
-		if sc.scan[k] {
+		if sc.scan[k] != kwLook {
 			continue
 		}
 		tj := sc.kord[k]
