@@ -217,10 +217,9 @@ type Index struct {
 	exhaustive bool
 	pruneStats *pruneStats
 	pruneFrom  int
-	// norms caches BM25F's length factors for the current epoch, and
-	// tfCache what pruned searches read of text posting lists (prune.go).
-	norms   atomic.Pointer[lenNorm]
-	tfCache atomic.Pointer[listCache]
+	// norms caches BM25F's length factors for the current epoch (what
+	// searches keep of each posting list is the shards', postx.go).
+	norms atomic.Pointer[lenNorm]
 
 	// partCache caches partial name-part matches per query word; searches
 	// share it under partMu while holding the read lock.

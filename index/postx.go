@@ -20,14 +20,19 @@ import "sync/atomic"
 // bytes a posting of the lists searched (8, and room for the list to
 // grow), lists never searched nothing but their entry in the shard's table
 // (8 bytes a term). From pruneFrom documents searches run pruned
-// (prune.go), which has no use for them: there the few exhaustive ones
-// keep none, and a pruned search drops the tables.
+// (prune.go), and the same table keeps what they read of a list besides
+// its postings: its largest contribution, and its sums only for sparse
+// lists read twice in the epoch (textLists); the few exhaustive searches
+// there keep nothing.
 
-// xList holds the sums of one term list of a shard, in posting order, for
-// index epoch epoch.
+// xList holds what searches keep of one term list of a shard for index
+// epoch epoch: its postings' field sums in posting order (nil when not
+// kept), and its largest saturated factor x / (k1 + x) for the pruned
+// search (negative when not computed).
 type xList struct {
 	epoch uint64
 	x     []float64
+	max   float64
 }
 
 // xLists holds a shard's sums by term id. Searches under the read lock
@@ -37,9 +42,20 @@ type xLists struct {
 	l []atomic.Pointer[xList]
 }
 
+// kept returns what shard sh keeps of its list of term id for epoch, nil
+// when nothing.
+func (sh *shard) kept(id uint32, epoch uint64) *xList {
+	if xs := sh.xs.Load(); xs != nil && int(id) < len(xs.l) {
+		if e := xs.l[id].Load(); e != nil && e.epoch == epoch {
+			return e
+		}
+	}
+	return nil
+}
+
 // sums returns the kept sums of shard sh's list of term id, n postings
 // long, for epoch (ok); otherwise an array of n for addBM25 to fill and
-// keepSums to keep: the list's stale array when it has room for n and
+// keep to keep: the list's stale array when it has room for n and
 // this search claims it, else a new one, with room for the list to grow
 // by an eighth (an update appends to a list, and leaves the postings it
 // replaces in place until the list is compacted). A stale array is no
@@ -52,7 +68,7 @@ func (sh *shard) sums(id uint32, n int, epoch uint64) (x []float64, ok bool) {
 		switch {
 		case e == nil:
 		case e.epoch == epoch:
-			if len(e.x) == n {
+			if e.x != nil && len(e.x) == n {
 				return e.x, true
 			}
 		case cap(e.x) >= n && xs.l[id].CompareAndSwap(e, nil):
@@ -62,12 +78,11 @@ func (sh *shard) sums(id uint32, n int, epoch uint64) (x []float64, ok bool) {
 	return make([]float64, n, n+n/8+4), false
 }
 
-// keepSums keeps x as the sums of term id for epoch; vocab is the number
-// of term ids, which sizes a new table. A new table takes the old one's
-// sums of epoch, not the stale ones (which another search could then
-// claim from both tables).
-func (sh *shard) keepSums(id uint32, x []float64, epoch uint64, vocab int) {
-	e := &xList{epoch: epoch, x: x}
+// keep keeps e as what shard sh keeps of its list of term id; vocab is
+// the number of term ids, which sizes a new table. A new table takes the
+// old one's entries of e's epoch, not the stale ones (which another
+// search could then claim from both tables).
+func (sh *shard) keep(id uint32, e *xList, vocab int) {
 	for {
 		old := sh.xs.Load()
 		if old != nil && int(id) < len(old.l) {
@@ -78,7 +93,7 @@ func (sh *shard) keepSums(id uint32, x []float64, epoch uint64, vocab int) {
 		grown := &xLists{l: make([]atomic.Pointer[xList], n+n/4+64)}
 		if old != nil {
 			for i := range old.l {
-				if o := old.l[i].Load(); o != nil && o.epoch == epoch {
+				if o := old.l[i].Load(); o != nil && o.epoch == e.epoch {
 					grown.l[i].Store(o)
 				}
 			}
@@ -86,15 +101,6 @@ func (sh *shard) keepSums(id uint32, x []float64, epoch uint64, vocab int) {
 		if sh.xs.CompareAndSwap(old, grown) {
 			grown.l[id].Store(e)
 			return
-		}
-	}
-}
-
-// dropSums drops the shards' sums.
-func (ix *Index) dropSums() {
-	for _, sh := range ix.shards {
-		if sh.xs.Load() != nil {
-			sh.xs.Store(nil)
 		}
 	}
 }

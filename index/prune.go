@@ -15,7 +15,7 @@ import (
 // term's BM25F contribution and in every keyword term's score. A text term
 // contributes at most the largest contribution of its posting list in the
 // shard (less than its weight qw = count × idf, x / (k1 + x) < 1; see
-// listCache) and a keyword term at most its weight w to the keyword sum,
+// textLists) and a keyword term at most its weight w to the keyword sum,
 // so a document whose text contributions sum to at most R and whose
 // keyword terms' weighted scores sum to at most K scores at most bound(R,
 // K) = wk × K / total + wt × sqrt(min(1, R / ideal)), total being the sum
@@ -322,122 +322,46 @@ func (r *shardRun) openLists() {
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
 }
 
-// listCache caches, for one index epoch, what the pruned search reads of
-// the text terms' posting lists besides their postings, by term id and
-// shard (listInfo). Entries are computed when a search first needs them
-// in the epoch (the field sums when it needs them a second time), by
-// scanning the list, under the index's read lock: the lists and the
-// statistics they are computed from change only under the write lock,
-// which bumps the epoch.
-type listCache struct {
-	epoch uint64
-	mu    sync.Mutex
-	m     map[uint64]listInfo
-}
-
-// listInfo is one shard's posting list of a text term in the cache.
-type listInfo struct {
-	// max is the largest saturated BM25F factor x / (k1 + x) of its
-	// postings: the term contributes at most its weight qw times it
-	// (less than qw), which bounds it more tightly, so that terms become
-	// non-essential sooner and fewer documents are seen.
-	max float64
-	// x holds each posting's BM25F field sum (plan.fieldSum), for lists
-	// of at most one posting in xDensity slots, from the second search
-	// that reads them in the epoch: the window scan reads them in posting
-	// order instead of each slot's lengths and their factors (8 bytes a
-	// posting of the lists searched). A list read once per epoch (an
-	// index updated between searches) or denser (its terms are the
-	// common ones, non-essential once θ rises) keeps none.
-	x []float64
-}
-
-// xDensity bounds the lists that keep their field sums: at most one
-// posting in xDensity slots of the shard.
+// xDensity bounds the lists that keep their field sums for the pruned
+// search: at most one posting in xDensity slots of the shard.
 const xDensity = 8
 
 // textLists sets top[i] to the largest x / (k1 + x) of lists[i], shard
 // sh's postings of the text term p.tf[i], and xs[i] to its field sums
-// when kept (else nil), from the cache of the current epoch, computing and
-// storing what is missing. The caller holds the read lock.
+// when kept (else nil), from what the shard keeps for the current epoch
+// (postx.go), computing and keeping what is missing. The largest
+// contribution bounds a term more tightly than its weight (x / (k1 + x) <
+// 1), so that terms become non-essential sooner and fewer documents are
+// seen; it is computed when a search first reads the list in the epoch.
+// The sums are kept for lists of at most one posting in xDensity slots,
+// from the second search that reads them in the epoch: the window scan
+// reads them in posting order instead of each slot's lengths and their
+// factors. A list read once per epoch (an index updated between searches)
+// or denser (its terms are the common ones, non-essential once θ rises)
+// keeps none. The caller holds the read lock.
 func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, xs [][]float64) {
-	c := ix.textCache()
-	key := func(i int) uint64 { return uint64(p.tf[i].id)<<16 | uint64(sh.idx) }
-	keepX := func(l []tfPost) bool { return len(l) > 0 && len(l)*xDensity <= len(sh.docs) }
-	missing := false
-	c.mu.Lock()
 	for i, l := range lists {
-		e, ok := c.m[key(i)]
-		if !ok {
-			e.max = -1 // computed below
-		}
-		missing = missing || !ok || e.x == nil && keepX(l)
-		top[i], xs[i] = e.max, e.x
-	}
-	c.mu.Unlock()
-	if !missing {
-		return
-	}
-	for i, l := range lists {
+		id := p.tf[i].id
+		e := sh.kept(id, ix.epoch)
 		switch {
-		case top[i] < 0:
+		case e == nil || e.max < 0:
 			var m float64
 			for j := range l {
 				m = math.Max(m, p.bm25(l[j].tf, &sh.stat[l[j].slot], 1))
 			}
-			top[i] = m
-		case xs[i] == nil && keepX(l):
+			top[i], xs[i] = m, nil
+			sh.keep(id, &xList{epoch: ix.epoch, max: m}, len(ix.tfl))
+		case e.x == nil && len(l) > 0 && len(l)*xDensity <= len(sh.docs):
 			x := make([]float64, len(l))
 			for j := range l {
 				x[j] = p.fieldSum(l[j].tf, &sh.stat[l[j].slot])
 			}
-			xs[i] = x
+			top[i], xs[i] = e.max, x
+			sh.keep(id, &xList{epoch: ix.epoch, x: x, max: e.max}, len(ix.tfl))
+		default:
+			top[i], xs[i] = e.max, e.x
 		}
 	}
-	c.mu.Lock()
-	for i := range lists {
-		e := c.m[key(i)]
-		e.max = top[i]
-		if xs[i] != nil {
-			e.x = xs[i] // or one another search computed, the same
-		}
-		c.m[key(i)] = e
-	}
-	c.mu.Unlock()
-}
-
-// textCache returns the list cache of the current epoch.
-func (ix *Index) textCache() *listCache {
-	c := ix.tfCache.Load()
-	if c != nil && c.epoch == ix.epoch {
-		return c
-	}
-	nc := &listCache{epoch: ix.epoch, m: make(map[uint64]listInfo)}
-	if ix.tfCache.CompareAndSwap(c, nc) {
-		return nc
-	}
-	if c = ix.tfCache.Load(); c.epoch == ix.epoch {
-		return c
-	}
-	return nc // a search of another epoch stored its own; use ours alone
-}
-
-// fieldSum is BM25F's field sum x of a posting with field counts tf in a
-// document with statistics st, computed as plan.bm25 computes it (which
-// returns qw × x / (k1 + x)), to the bit.
-func (p *plan) fieldSum(tf tfs, st *docStat) float64 {
-	n := p.norm
-	l := &st.flen
-	var x float64
-	if l[0]|l[1]|l[2]|l[3] < normLens {
-		x = float64(tf[0])*n.f[0][l[0]] + float64(tf[1])*n.f[1][l[1]] +
-			float64(tf[2])*n.f[2][l[2]] + float64(tf[3])*n.f[3][l[3]]
-	} else {
-		for f, c := range tf {
-			x += float64(c) * n.factor(f, l[f])
-		}
-	}
-	return x
 }
 
 // theta is the current n-th best score: the best of the one the shards

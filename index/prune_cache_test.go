@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The pruned search's list cache (listCache) follows the index: between
+// What the pruned search keeps of its lists (textLists) follows the index: between
 // updates every query runs pruned twice (the second time with the field
 // sums kept) and ranks as the exhaustive search does, to the bit.
 func TestPrunedListCacheFollowsUpdates(t *testing.T) {
@@ -39,10 +39,12 @@ func TestPrunedListCacheFollowsUpdates(t *testing.T) {
 				}
 			}
 		}
-		if c := ix.tfCache.Load(); c != nil {
-			for _, e := range c.m {
-				if e.x != nil {
-					kept++
+		for _, sh := range ix.shards {
+			if xs := sh.xs.Load(); xs != nil {
+				for i := range xs.l {
+					if e := xs.l[i].Load(); e != nil && e.epoch == ix.epoch && e.x != nil {
+						kept++
+					}
 				}
 			}
 		}

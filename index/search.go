@@ -620,7 +620,6 @@ func (ix *Index) rank(p *plan) []Hit {
 		return nil
 	}
 	if ix.prunable(p) {
-		ix.dropSums()
 		return ix.rankPruned(p)
 	}
 	if ix.nDeferred >= parallelMin && len(ix.shards) > 1 {
@@ -767,7 +766,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 				continue
 			}
 			p.addBM25(s, sh.stat, l, q.qw, x)
-			sh.keepSums(q.id, x, ix.epoch, len(ix.tfl))
+			sh.keep(q.id, &xList{epoch: ix.epoch, x: x, max: -1}, len(ix.tfl))
 		default:
 			for _, post := range l {
 				slot := post.slot
@@ -1223,10 +1222,18 @@ func insertTop(top []Hit, h Hit, n int) []Hit {
 }
 
 // bm25 is the BM25F contribution of one query term (qw = count × idf) to
-// a document with field counts tf and statistics st: its field counts
-// times their factors, summed (x), saturated as qw × x / (k1 + x). The
-// index and the tests' reference scorer both call it.
+// a document with field counts tf and statistics st: its field sum x
+// (fieldSum) saturated as qw × x / (k1 + x). The index and the tests'
+// reference scorer both call it.
 func (p *plan) bm25(tf tfs, st *docStat, qw float64) float64 {
+	x := p.fieldSum(tf, st)
+	return qw * x / (p.k1 + x)
+}
+
+// fieldSum is BM25F's field sum x of a posting with field counts tf in a
+// document with statistics st: its field counts times their factors,
+// summed. (addBM25 inlines it.)
+func (p *plan) fieldSum(tf tfs, st *docStat) float64 {
 	n := p.norm
 	l := &st.flen
 	var x float64
@@ -1238,7 +1245,7 @@ func (p *plan) bm25(tf tfs, st *docStat, qw float64) float64 {
 			x += float64(c) * n.factor(f, l[f])
 		}
 	}
-	return qw * x / (p.k1 + x)
+	return x
 }
 
 // lenNorm holds BM25F's field factors fw[f] / (b1 + bl[f] × length) of
