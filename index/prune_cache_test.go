@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// What the pruned search keeps of its lists (textLists) follows the index: between
-// updates every query runs pruned twice (the second time with the field
-// sums kept) and ranks as the exhaustive search does, to the bit.
+// What the pruned search keeps of its lists (textLists) follows the
+// index: between updates every query runs pruned twice (the second time
+// with the field sums kept) and ranks as the exhaustive search does, to
+// the bit.
 func TestPrunedListCacheFollowsUpdates(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	ix := New(Config{Shards: 2})
