@@ -1,7 +1,10 @@
 package index
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -77,5 +80,50 @@ func TestSumsKeptBelowPruning(t *testing.T) {
 	}
 	if n, dense := keptSums(ix); n == 0 || dense > 0 {
 		t.Errorf("after pruned searches %d lists keep their sums, %d of them dense; want some, none dense", n, dense)
+	}
+}
+
+// Searches that fill a new epoch's table side by side (claiming stale
+// arrays, growing the table) answer as an index that keeps nothing does
+// (exhaustive, from pruneFrom 0: its sums are never kept), to the bit,
+// exhaustive and pruned.
+func TestConcurrentSearchesKeepSums(t *testing.T) {
+	for _, pruned := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(21, 22))
+		a, b := New(Config{Shards: 2}), New(Config{Shards: 2})
+		b.exhaustive, b.pruneFrom = true, 0
+		if pruned {
+			a.pruneFrom = 0
+		}
+		upsert := func(d Doc) { a.Upsert(d); b.Upsert(d) }
+		for i := range 400 {
+			upsert(randomDoc(r, fmt.Sprintf("%s_%d", poolNames[i%len(poolNames)], i)))
+		}
+		queries := append(slices.Clone(invariantQueries), randomQueries(r, 20)...)
+		for round := range 6 {
+			if n, _ := keptSums(b); n > 0 {
+				t.Fatalf("the reference index keeps %d lists' sums", n)
+			}
+			got := make([][]Hit, len(queries))
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Go(func() {
+					for i := g; i < len(queries); i += 4 {
+						res, _ := a.Search(queries[i], Options{Max: 20})
+						got[i] = res.Hits
+					}
+				})
+			}
+			wg.Wait()
+			for i, q := range queries {
+				want, _ := b.Search(q, Options{Max: 20})
+				if !slices.Equal(got[i], want.Hits) {
+					t.Fatalf("pruned %v, round %d: Search(%q) side by side %+v, keeping nothing %+v", pruned, round, q, got[i], want.Hits)
+				}
+			}
+			for range 30 { // a new epoch, lists grown and shrunk
+				upsert(randomDoc(r, fmt.Sprintf("%s_%d", poolNames[r.IntN(len(poolNames))], r.IntN(500))))
+			}
+		}
 	}
 }
