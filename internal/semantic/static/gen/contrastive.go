@@ -11,19 +11,28 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/internal/semantic"
 	"github.com/tooldex/tooldex/internal/semantic/static"
 )
 
 // pair is one package of a Translation-en file: its name, its one-line
 // summary (the Description-en line) and its long description (the
-// continuation lines, joined by spaces, " ." lines left out).
+// continuation lines, joined by spaces, " ." lines left out); or one
+// (query, relevant tool) pair of a tool-retrieval dataset, whose summary
+// is the query and doc the tool's text as the run time embeds it, with
+// keys naming the query and the tool (pairs sharing either are not each
+// other's negatives).
 type pair struct {
 	name, summary, long string
+	doc                 string // a dataset pair's document, as it is embedded
+	qKey, dKey          string // a dataset pair's query and tool
 }
 
 // pairs reads the packages of a Translation-en file that have a long
@@ -61,13 +70,8 @@ func pairs(path string) ([]pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	hash := func(s string) uint64 {
-		h := fnv.New64a()
-		h.Write([]byte(s))
-		return h.Sum64()
-	}
 	sort.SliceStable(all, func(i, j int) bool {
-		hi, hj := hash(all[i].name), hash(all[j].name)
+		hi, hj := fnvHash(all[i].name), fnvHash(all[j].name)
 		if hi != hj {
 			return hi < hj
 		}
@@ -85,12 +89,51 @@ func pairs(path string) ([]pair, error) {
 	return out, nil
 }
 
+// datasetPairs reads the (query, relevant tool) pairs of the datasets in
+// dirs (each a folder with tools.jsonl and queries.jsonl, as eval reads
+// them), a tool's text being what the run time embeds for it, in the
+// order of the queries' FNV-1a hashes (so that -ct-held holds out whole
+// queries), ties kept in file order.
+func datasetPairs(dirs []string) ([]pair, error) {
+	var all []pair
+	for _, dir := range dirs {
+		ds, err := eval.Load(filepath.Join(dir, "tools.jsonl"), filepath.Join(dir, "queries.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		set := filepath.Base(filepath.Clean(dir))
+		text := make(map[string]string, len(ds.Tools))
+		for _, t := range ds.Tools {
+			text[t.Name] = semantic.ToolText(t.Name, "", t.Description, index.ParamText(t.InputSchema))
+		}
+		for _, q := range ds.Queries {
+			for _, r := range q.Relevant {
+				if d, ok := text[r]; ok && q.Text != "" {
+					all = append(all, pair{name: r, summary: q.Text, doc: d, qKey: set + "\x00" + q.ID, dKey: set + "\x00" + r})
+				}
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return fnvHash(all[i].qKey) < fnvHash(all[j].qKey) })
+	return all, nil
+}
+
+// fnvHash is s's FNV-1a hash.
+func fnvHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
 // texts returns a pair's query and document as the run time sees them:
 // the document is semantic.ToolText of the long description (cut at
 // MaxToolText bytes), with the package name in front when names is
 // "doc"; the query is the summary, after the name's words when names is
 // "query".
 func (p pair) texts(names string) (query, doc string) {
+	if p.doc != "" {
+		return p.summary, p.doc
+	}
 	query, doc = p.summary, semantic.ToolText("", "", p.long, "")
 	switch names {
 	case "query":
@@ -141,6 +184,7 @@ type ctConfig struct {
 	oneWay, disjoint bool
 	weights          bool // one weight per row, the distilled directions kept
 	seed             uint64
+	datasets         []string // tool-retrieval datasets whose pairs are trained on, instead of -fit-corpus
 }
 
 // trainer holds the rows being trained and Adam's state.
@@ -210,8 +254,10 @@ func (t *trainer) embed(out [][]float64, bags []bag) []float64 {
 // (each query's softmax over the cosines × temperature to every document
 // of the batch, and each document's over the queries unless oneWay) and
 // adds its gradient with respect to the rows into t.grad, recording the
-// rows it touches.
-func (t *trainer) lossGrad(qs, ds []bag) float64 {
+// rows it touches. keys, when not nil, names each pair's query and
+// document: a pair sharing either with the target is left out of its
+// softmax (it is no negative).
+func (t *trainer) lossGrad(qs, ds []bag, keys [][2]string) float64 {
 	B, D := len(qs), t.dim
 	q, d := newMat(B, D), newMat(B, D)
 	nq, nd := t.embed(q, qs), t.embed(d, ds)
@@ -225,6 +271,9 @@ func (t *trainer) lossGrad(qs, ds []bag) float64 {
 					s += x * d[j][k]
 				}
 				G[i][j] = t.temp * s
+				if keys != nil && j != i && (keys[i][0] == keys[j][0] || keys[i][1] == keys[j][1]) {
+					G[i][j] = math.Inf(-1)
+				}
 			}
 		}
 	})
@@ -438,7 +487,13 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	if cc.batch < 2 || cc.temp <= 0 || cc.held <= 0 || cc.held >= 1 {
 		return nil, errors.New("-ct-batch must be 2 or more, -ct-temp positive, -ct-held in (0, 1)")
 	}
-	ps, err := pairs(c.fitCorpus)
+	var ps []pair
+	var err error
+	if len(cc.datasets) > 0 {
+		ps, err = datasetPairs(cc.datasets)
+	} else {
+		ps, err = pairs(c.fitCorpus)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -448,6 +503,7 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	}
 	var qs, ds []bag
 	var qText, dText []string
+	var keys [][2]string
 	var ids []int32
 	for _, p := range ps {
 		qt, dt := p.texts(cc.names)
@@ -459,6 +515,10 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 		}
 		qs, ds = append(qs, qb), append(ds, db)
 		qText, dText = append(qText, qt), append(dText, dt)
+		keys = append(keys, [2]string{p.qKey, p.dKey})
+	}
+	if len(cc.datasets) == 0 {
+		keys = nil // every pair's query and document are distinct
 	}
 	nHeld := int(math.Round(cc.held * float64(len(qs))))
 	train := len(qs) - nHeld
@@ -470,6 +530,10 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	}
 	hq, hd := qs[:nHeld], ds[:nHeld]
 	tq, td := qs[nHeld:nHeld+train], ds[nHeld:nHeld+train]
+	var tk [][2]string
+	if keys != nil {
+		tk = keys[nHeld : nHeld+train]
+	}
 	if cc.disjoint {
 		// The queries keep only the units their document lacks: what the
 		// lexical ranking cannot match. Pairs left with none are dropped.
@@ -484,7 +548,7 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 			return nil, fmt.Errorf("%d training pairs, fewer than a batch", train)
 		}
 	}
-	log.Printf("contrastive: %d distinct (summary, long description) pairs, %d with known units; %d held out, %d trained on", len(ps), len(qs), nHeld, train)
+	log.Printf("contrastive: %d distinct (query, document) pairs, %d with known units; %d held out, %d trained on", len(ps), len(qs), nHeld, train)
 	held := func(mm *static.Model) float64 {
 		return recallAt1(modelVectors(mm, qText[:nHeld]), modelVectors(mm, dText[:nHeld]))
 	}
@@ -502,10 +566,17 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 		batches := 0
 		for lo := 0; lo+cc.batch <= train; lo += cc.batch { // the last partial batch is left out
 			bq, bd := make([]bag, cc.batch), make([]bag, cc.batch)
+			var bk [][2]string
+			if tk != nil {
+				bk = make([][2]string, cc.batch)
+			}
 			for i, o := range order[lo : lo+cc.batch] {
 				bq[i], bd[i] = tq[o], td[o]
+				if tk != nil {
+					bk[i] = tk[o]
+				}
 			}
-			loss += t.lossGrad(bq, bd)
+			loss += t.lossGrad(bq, bd, bk)
 			pull += t.update()
 			batches++
 		}

@@ -6,7 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/internal/semantic"
 )
 
 // TestPairs: a package's summary and long description, " ." lines left
@@ -27,8 +31,8 @@ func TestPairs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]pair{
-		"a": {"a", "fast grep", "searches files quickly"}, "c": {"c", "fast grep", "other text"},
-		"d": {"d", "cron tool", "runs jobs"}, "e": {"e", "cron daemon", "runs jobs"},
+		"a": {name: "a", summary: "fast grep", long: "searches files quickly"}, "c": {name: "c", summary: "fast grep", long: "other text"},
+		"d": {name: "d", summary: "cron tool", long: "runs jobs"}, "e": {name: "e", summary: "cron daemon", long: "runs jobs"},
 	}
 	kept := map[string]bool{}
 	for _, q := range got {
@@ -55,14 +59,21 @@ func TestLossGrad(t *testing.T) {
 	}
 	qs := []bag{{{6, 1}, {7, 2}}, {{8, 1}}, {{6, 1}, {9, 1}}}
 	ds := []bag{{{7, 1}, {9, 1}}, {{8, 1}, {6, 1}}, {{9, 3}}}
-	for _, oneWay := range []bool{false, true} {
+	// Pairs 0 and 2 share their query: with keys, neither is the other's
+	// negative.
+	shared := [][2]string{{"q0", "d0"}, {"q1", "d1"}, {"q0", "d2"}}
+	for _, c := range []struct {
+		oneWay bool
+		keys   [][2]string
+	}{{false, nil}, {true, nil}, {false, shared}, {true, shared}} {
+		oneWay := c.oneWay
 		tr := newTrainer(ctConfig{temp: 5, oneWay: oneWay}, v0, 2)
-		tr.lossGrad(qs, ds)
+		tr.lossGrad(qs, ds, c.keys)
 		loss := func() float64 {
 			saved := tr.grad
 			tr.grad = newMat(units, dim)
 			defer func() { tr.grad = saved }()
-			return tr.lossGrad(qs, ds)
+			return tr.lossGrad(qs, ds, c.keys)
 		}
 		const h = 1e-6
 		for u := reserved; u < units; u++ {
@@ -74,7 +85,7 @@ func TestLossGrad(t *testing.T) {
 				down := loss()
 				tr.v[u][k] = x
 				if want := (up - down) / (2 * h); math.Abs(tr.grad[u][k]-want) > 1e-6 {
-					t.Errorf("one way %v: dLoss/dV[%d][%d] = %.8f, central difference %.8f", oneWay, u, k, tr.grad[u][k], want)
+					t.Errorf("one way %v, keys %v: dLoss/dV[%d][%d] = %.8f, central difference %.8f", oneWay, c.keys != nil, u, k, tr.grad[u][k], want)
 				}
 			}
 		}
@@ -134,5 +145,68 @@ func TestUpdateWeights(t *testing.T) {
 	w := tr.w[0]
 	if w >= 1 || math.Abs(tr.v[0][0]-3*w) > 1e-12 || math.Abs(tr.v[0][1]-4*w) > 1e-12 {
 		t.Errorf("weight %v, row %v: want a weight below 1 times (3, 4)", w, tr.v[0])
+	}
+}
+
+// TestLossGradKeys: a pair sharing its query or its document with another
+// is not that one's negative, so moving it does not change the loss as a
+// negative would; without keys it does.
+func TestLossGradKeys(t *testing.T) {
+	v0 := [][]float64{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {1, 0}, {0, 1}, {1, 1}}
+	qs := []bag{{{6, 1}}, {{7, 1}}}
+	ds := []bag{{{6, 1}}, {{8, 1}}}
+	keys := [][2]string{{"q", "a"}, {"q", "b"}} // one query, two relevant tools
+	lossWith := func(k [][2]string, d1 bag) float64 {
+		tr := newTrainer(ctConfig{temp: 5, oneWay: true}, v0, 1)
+		return tr.lossGrad(qs, []bag{ds[0], d1}, k)
+	}
+	// Row 0's loss with its only negative masked is 0 whatever d1 is;
+	// row 1's (target d1) is −log 1 = 0 too.
+	if got := lossWith(keys, ds[1]); math.Abs(got) > 1e-12 {
+		t.Errorf("masked loss = %v, want 0", got)
+	}
+	if a, b := lossWith(nil, ds[1]), lossWith(nil, bag{{6, 1}}); a == b || a <= 0 {
+		t.Errorf("unmasked losses %v and %v: want positive and moved by the negative", a, b)
+	}
+}
+
+// TestDatasetPairs: one pair per (query, relevant tool present), the
+// tool's text as the run time embeds it, keyed by query and tool.
+func TestDatasetPairs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "set")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := `{"name": "cron/create", "description": "Schedule a job", "input_schema": {"type": "object", "properties": {"when": {"type": "string", "description": "cron expression"}}}}
+{"name": "cron_delete", "description": "Delete a job", "input_schema": null}
+`
+	queries := `{"id": "1", "query": "run my backup nightly", "relevant": ["cron/create", "missing"]}
+{"id": "2", "query": "stop it", "relevant": ["cron_delete", "cron/create"]}
+`
+	for name, body := range map[string]string{"tools.jsonl": tools, "queries.jsonl": queries} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := datasetPairs([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := index.ParamText(map[string]any{"type": "object", "properties": map[string]any{"when": map[string]any{"type": "string", "description": "cron expression"}}})
+	want := map[[2]string]pair{
+		{"1", "cron_create"}: {name: "cron_create", summary: "run my backup nightly", doc: semantic.ToolText("cron_create", "", "Schedule a job", params)},
+		{"2", "cron_delete"}: {name: "cron_delete", summary: "stop it", doc: semantic.ToolText("cron_delete", "", "Delete a job", "")},
+		{"2", "cron_create"}: {name: "cron_create", summary: "stop it", doc: semantic.ToolText("cron_create", "", "Schedule a job", params)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d pairs, want %d: %q", len(got), len(want), got)
+	}
+	for _, p := range got {
+		id, _ := strings.CutPrefix(p.qKey, "set\x00")
+		w, ok := want[[2]string{id, p.name}]
+		w.qKey, w.dKey = "set\x00"+id, "set\x00"+p.name
+		if !ok || p != w {
+			t.Errorf("pair %q, want %q", p, w)
+		}
 	}
 }

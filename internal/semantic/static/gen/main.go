@@ -54,7 +54,12 @@
 // the distilled directions and trains one weight w per row instead (a
 // retrieval-learnt SIF weighting; pull λ(w − 1)², step -ct-lr). The
 // held-out pairs' recall@1 (each summary against every held-out long
-// description) is logged before and after. The output
+// description) is logged before and after. -ct-datasets trains on the
+// (query, relevant tool) pairs of tool-retrieval datasets instead (folders
+// of tools.jsonl and queries.jsonl, as eval reads them; a tool's text as
+// the run time embeds it), pairs that share their query or their tool not
+// being each other's negatives, the first -ct-held share of the queries
+// (by their FNV-1a hash) held out. The output
 // depends only on the corpora and the flags (-workers only splits the
 // batch's sums):
 //
@@ -130,6 +135,14 @@ func main() {
 	flag.BoolVar(&c.ct.disjoint, "ct-disjoint", false, "contrastive: train each query on the units its document lacks only (what the lexical ranking cannot match)")
 	flag.BoolVar(&c.ct.weights, "ct-weights", false, "contrastive: train one weight per row, the distilled directions kept (pull λ(w − 1)², step -ct-lr)")
 	flag.Uint64Var(&c.ct.seed, "ct-seed", 1, "contrastive: seed of the batches' shuffle")
+	flag.Func("ct-datasets", "contrastive: comma-separated tool-retrieval dataset folders (tools.jsonl, queries.jsonl) whose (query, relevant tool) pairs are trained on, instead of -fit-corpus's", func(v string) error {
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				c.ct.datasets = append(c.ct.datasets, d)
+			}
+		}
+		return nil
+	})
 	flag.BoolVar(&c.fitSummaries, "fit-summaries", false, "fit on the descriptions' first lines (the packages' one-line summaries) only")
 	flag.IntVar(&c.fitIters, "fit-iters", 100, "most conjugate-gradient iterations")
 	flag.StringVar(&c.cache, "cache", "", "file caching the teacher's vectors (empty: none)")
@@ -287,8 +300,8 @@ func run(c config) error {
 		}
 	}
 	if c.fitMode == "contrastive" {
-		if c.fitCorpus == "" {
-			return errors.New("-fit-mode contrastive needs -fit-corpus (a Translation-en file)")
+		if c.fitCorpus == "" && len(c.ct.datasets) == 0 {
+			return errors.New("-fit-mode contrastive needs -fit-corpus (a Translation-en file) or -ct-datasets")
 		}
 		if rows, err = fitContrastive(c, pieces, words, rows); err != nil {
 			return err
