@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,7 +34,11 @@ type pair struct {
 	name, summary, long string
 	doc                 string // a dataset pair's document, as it is embedded
 	qKey, dKey          string // a dataset pair's query and tool
+	hard                []hardDoc // a dataset pair's query's best lexical candidates that are not relevant
 }
+
+// hardDoc is a hard negative: a tool's key and its text.
+type hardDoc struct{ key, doc string }
 
 // pairs reads the packages of a Translation-en file that have a long
 // description, in the order of their names' FNV-1a hashes (ties by name),
@@ -94,7 +99,11 @@ func pairs(path string) ([]pair, error) {
 // them), a tool's text being what the run time embeds for it, in the
 // order of the queries' FNV-1a hashes (so that -ct-held holds out whole
 // queries), ties kept in file order.
-func datasetPairs(dirs []string) ([]pair, error) {
+//
+// With hard > 0 each pair carries the tools among its query's hard best
+// by the lexical ranking (index.ModeHybrid, the default configuration)
+// that are not relevant to it: the candidates dense scores reorder.
+func datasetPairs(dirs []string, hard int) ([]pair, error) {
 	var all []pair
 	for _, dir := range dirs {
 		ds, err := eval.Load(filepath.Join(dir, "tools.jsonl"), filepath.Join(dir, "queries.jsonl"))
@@ -106,10 +115,30 @@ func datasetPairs(dirs []string) ([]pair, error) {
 		for _, t := range ds.Tools {
 			text[t.Name] = semantic.ToolText(t.Name, "", t.Description, index.ParamText(t.InputSchema))
 		}
+		var ix *index.Index
+		if hard > 0 {
+			ix = index.New(index.DefaultConfig())
+			for _, t := range ds.Tools {
+				ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
+			}
+		}
 		for _, q := range ds.Queries {
+			var negs []hardDoc
+			if ix != nil {
+				qt := q.Text
+				if len(qt) > index.MaxQueryBytes {
+					qt = qt[:index.MaxQueryBytes]
+				}
+				res := ix.Run(index.Query{Kind: index.KindKeyword, Text: qt}, index.Options{Max: hard + len(q.Relevant), Mode: index.ModeHybrid})
+				for _, h := range res.Hits {
+					if len(negs) < hard && !slices.Contains(q.Relevant, h.Name) {
+						negs = append(negs, hardDoc{set + "\x00" + h.Name, text[h.Name]})
+					}
+				}
+			}
 			for _, r := range q.Relevant {
 				if d, ok := text[r]; ok && q.Text != "" {
-					all = append(all, pair{name: r, summary: q.Text, doc: d, qKey: set + "\x00" + q.ID, dKey: set + "\x00" + r})
+					all = append(all, pair{name: r, summary: q.Text, doc: d, qKey: set + "\x00" + q.ID, dKey: set + "\x00" + r, hard: negs})
 				}
 			}
 		}
@@ -185,6 +214,7 @@ type ctConfig struct {
 	weights          bool // one weight per row, the distilled directions kept
 	seed             uint64
 	datasets         []string // tool-retrieval datasets whose pairs are trained on, instead of -fit-corpus
+	hard             int      // with datasets, hard negatives per pair from the lexical ranking
 }
 
 // trainer holds the rows being trained and Adam's state.
@@ -325,6 +355,70 @@ func (t *trainer) lossGrad(qs, ds []bag, keys [][2]string) float64 {
 	})
 	t.scatter(qs, gq)
 	t.scatter(ds, gd)
+	return loss
+}
+
+// lossGradPool returns the InfoNCE loss of queries qs against a pool of
+// documents, query i's positive being pool[target[i]] and the pool's
+// others its negatives except where skip(i, j) (another of its relevant
+// tools), and adds its gradient into t.grad as lossGrad does (the
+// queries' softmax only).
+func (t *trainer) lossGradPool(qs, pool []bag, target []int, skip func(i, j int) bool) float64 {
+	B, P, D := len(qs), len(pool), t.dim
+	q, d := newMat(B, D), newMat(P, D)
+	nq, nd := t.embed(q, qs), t.embed(d, pool)
+	G := newMat(B, P)
+	parallel(t.workers, B, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := range P {
+				if j != target[i] && skip(i, j) {
+					G[i][j] = math.Inf(-1)
+					continue
+				}
+				var s float64
+				for k, x := range q[i] {
+					s += x * d[j][k]
+				}
+				G[i][j] = t.temp * s
+			}
+		}
+	})
+	var loss float64
+	W := newMat(B, P) // dLoss/dLogits
+	for i := range B {
+		loss += softmax(W[i], G[i], target[i]) / float64(B)
+		for j := range W[i] {
+			W[i][j] /= float64(B)
+		}
+		W[i][target[i]] -= 1 / float64(B)
+	}
+	gq, gd := newMat(B, D), newMat(P, D)
+	parallel(t.workers, B, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := range P {
+				if a := t.temp * W[i][j]; a != 0 {
+					for k := range D {
+						gq[i][k] += a * d[j][k]
+					}
+				}
+			}
+			tangent(gq[i], q[i], nq[i])
+		}
+	})
+	parallel(t.workers, P, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			for i := range B {
+				if a := t.temp * W[i][j]; a != 0 {
+					for k := range D {
+						gd[j][k] += a * q[i][k]
+					}
+				}
+			}
+			tangent(gd[j], d[j], nd[j])
+		}
+	})
+	t.scatter(qs, gq)
+	t.scatter(pool, gd)
 	return loss
 }
 
@@ -490,7 +584,7 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	var ps []pair
 	var err error
 	if len(cc.datasets) > 0 {
-		ps, err = datasetPairs(cc.datasets)
+		ps, err = datasetPairs(cc.datasets, cc.hard)
 	} else {
 		ps, err = pairs(c.fitCorpus)
 	}
@@ -504,7 +598,13 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	var qs, ds []bag
 	var qText, dText []string
 	var keys [][2]string
+	var hards [][]hardBag
 	var ids []int32
+	relevant := map[[2]string]bool{} // (query, tool) keys of every pair
+	for _, p := range ps {
+		relevant[[2]string{p.qKey, p.dKey}] = true
+	}
+	hardBags := map[string]bag{}
 	for _, p := range ps {
 		qt, dt := p.texts(cc.names)
 		var qb, db bag
@@ -516,6 +616,18 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 		qs, ds = append(qs, qb), append(ds, db)
 		qText, dText = append(qText, qt), append(dText, dt)
 		keys = append(keys, [2]string{p.qKey, p.dKey})
+		var hb []hardBag
+		for _, h := range p.hard {
+			b, ok := hardBags[h.key]
+			if !ok {
+				b, ids = bagOf(m, ids, h.doc)
+				hardBags[h.key] = b
+			}
+			if len(b) > 0 {
+				hb = append(hb, hardBag{h.key, b})
+			}
+		}
+		hards = append(hards, hb)
 	}
 	if len(cc.datasets) == 0 {
 		keys = nil // every pair's query and document are distinct
@@ -534,16 +646,22 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	if keys != nil {
 		tk = keys[nHeld : nHeld+train]
 	}
+	th := hards[nHeld : nHeld+train]
 	if cc.disjoint {
 		// The queries keep only the units their document lacks: what the
 		// lexical ranking cannot match. Pairs left with none are dropped.
 		var kq, kd []bag
+		var kk [][2]string
+		var kh [][]hardBag
 		for i, q := range tq {
 			if q = without(q, td[i]); len(q) > 0 {
-				kq, kd = append(kq, q), append(kd, td[i])
+				kq, kd, kh = append(kq, q), append(kd, td[i]), append(kh, th[i])
+				if tk != nil {
+					kk = append(kk, tk[i])
+				}
 			}
 		}
-		tq, td, train = kq, kd, len(kq)
+		tq, td, tk, th, train = kq, kd, kk, kh, len(kq)
 		if train < cc.batch {
 			return nil, fmt.Errorf("%d training pairs, fewer than a batch", train)
 		}
@@ -576,7 +694,11 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 					bk[i] = tk[o]
 				}
 			}
-			loss += t.lossGrad(bq, bd, bk)
+			if cc.hard > 0 {
+				loss += t.poolStep(order[lo:lo+cc.batch], tq, td, tk, th, relevant)
+			} else {
+				loss += t.lossGrad(bq, bd, bk)
+			}
 			pull += t.update()
 			batches++
 		}
@@ -592,6 +714,32 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	}
 	log.Printf("contrastive: held-out recall@1 after %.4f (%v)", held(after), time.Since(start).Round(time.Second))
 	return t.v, nil
+}
+
+// hardBag is a hard negative's key and units.
+type hardBag struct {
+	key string
+	b   bag
+}
+
+// poolStep adds the gradient of one batch of pairs (indices into tq, td,
+// keys, hards) against the pool of their documents and their hard
+// negatives, and returns its loss.
+func (t *trainer) poolStep(batch []int, tq, td []bag, keys [][2]string, hards [][]hardBag, relevant map[[2]string]bool) float64 {
+	qs := make([]bag, len(batch))
+	var pool []bag
+	var poolKeys []string
+	target := make([]int, len(batch))
+	for i, o := range batch {
+		qs[i] = tq[o]
+		target[i] = len(pool)
+		pool, poolKeys = append(pool, td[o]), append(poolKeys, keys[o][1])
+		for _, h := range hards[o] {
+			pool, poolKeys = append(pool, h.b), append(poolKeys, h.key)
+		}
+	}
+	skip := func(i, j int) bool { return relevant[[2]string{keys[batch[i]][0], poolKeys[j]}] }
+	return t.lossGradPool(qs, pool, target, skip)
 }
 
 // drift is ‖V − V0‖ / ‖V0‖ over all rows.

@@ -72,8 +72,9 @@
 // Debian descriptions"), nor any contrastively trained one (rows: a far
 // better retriever alone, not in the fused ranking; -ct-weights: a gain
 // of the size of its seed-to-seed swing; "Static model trained
-// contrastively on Debian pairs"), so model.bin is made without -fit or
-// -fit-mode contrastive.
+// contrastively on Debian pairs"), nor any trained on the datasets' own
+// pairs, held out by leave-one-dataset-out ("Session 13"), so model.bin is
+// made without -fit or -fit-mode contrastive.
 package main
 
 import (
@@ -135,6 +136,7 @@ func main() {
 	flag.BoolVar(&c.ct.disjoint, "ct-disjoint", false, "contrastive: train each query on the units its document lacks only (what the lexical ranking cannot match)")
 	flag.BoolVar(&c.ct.weights, "ct-weights", false, "contrastive: train one weight per row, the distilled directions kept (pull λ(w − 1)², step -ct-lr)")
 	flag.Uint64Var(&c.ct.seed, "ct-seed", 1, "contrastive: seed of the batches' shuffle")
+	flag.IntVar(&c.ct.hard, "ct-hard", 0, "contrastive, with -ct-datasets: hard negatives per pair, its query's best lexical candidates that are not relevant (0: in-batch negatives only)")
 	flag.Func("ct-datasets", "contrastive: comma-separated tool-retrieval dataset folders (tools.jsonl, queries.jsonl) whose (query, relevant tool) pairs are trained on, instead of -fit-corpus's", func(v string) error {
 		for _, d := range strings.Split(v, ",") {
 			if d = strings.TrimSpace(d); d != "" {
