@@ -32,8 +32,8 @@ import (
 // other's negatives).
 type pair struct {
 	name, summary, long string
-	doc                 string // a dataset pair's document, as it is embedded
-	qKey, dKey          string // a dataset pair's query and tool
+	doc                 string    // a dataset pair's document, as it is embedded
+	qKey, dKey          string    // a dataset pair's query and tool
 	hard                []hardDoc // a dataset pair's query's best lexical candidates that are not relevant
 }
 
