@@ -156,3 +156,34 @@ func TestEvalMix(t *testing.T) {
 		t.Errorf("eval --mix --crossval: exit %d: %s", code, stderr)
 	}
 }
+
+// TestEvalStaticModelFile: --static-model ranks with a model file as with
+// the embedded model when the file is that model, and refuses a missing
+// file, a file that is no model, and another mode.
+func TestEvalStaticModelFile(t *testing.T) {
+	args := []string{"eval", "--tools", "../../testdata/sample/tools.jsonl", "--queries", "../../testdata/sample/queries.jsonl", "--json", "--vector-cache", ""}
+	code, want, stderr := runDev(args...)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	code, got, stderr := runDev(append(args, "--static-model", "../semantic/static/model.bin")...)
+	if code != 0 || got != want {
+		t.Errorf("eval --static-model with the embedded model's file: exit %d (%s)\n%s\nwant\n%s", code, stderr, got, want)
+	}
+	garbage := filepath.Join(t.TempDir(), "model.bin")
+	if err := os.WriteFile(garbage, []byte("USESTAT1 not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--static-model", filepath.Join(t.TempDir(), "missing.bin")}, "--static-model"},
+		{[]string{"--static-model", garbage}, "static: model has"},
+		{[]string{"--static-model", "../semantic/static/model.bin", "--semantic", "full"}, "--static-model needs --semantic=static"},
+	} {
+		if code, _, stderr := runDev(append(args, tt.extra...)...); code == 0 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("eval %q: exit %d, stderr %q; want an error with %q", tt.extra, code, stderr, tt.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/internal/eval"
 	"github.com/tooldex/tooldex/internal/semantic"
+	"github.com/tooldex/tooldex/internal/semantic/static"
 	"github.com/tooldex/tooldex/service"
 )
 
@@ -29,6 +30,7 @@ type semanticFlags struct {
 	url, model, keyEnv string
 	ratios             []float64
 	cacheDir           string
+	staticModel        string // a model file in place of the embedded static model
 }
 
 func (f *semanticFlags) register(fs *flag.FlagSet) {
@@ -47,6 +49,7 @@ func (f *semanticFlags) register(fs *flag.FlagSet) {
 		}
 		return nil
 	})
+	fs.StringVar(&f.staticModel, "static-model", "", "with --semantic=static: a model file (internal/semantic/static/gen's output) in place of the embedded one, to measure a candidate without rebuilding")
 	dir, err := os.UserCacheDir()
 	if err == nil {
 		dir = filepath.Join(dir, "tooldex", "vectors")
@@ -69,6 +72,9 @@ func (f *semanticFlags) resolve() (semantic.Mode, error) {
 	if m == semantic.ModeExternal && (f.url == "" || f.model == "") {
 		return "", errors.New("--semantic=external needs --embedder-url and --embedder-model")
 	}
+	if f.staticModel != "" && m != semantic.ModeStatic {
+		return "", fmt.Errorf("--static-model needs --semantic=static, not %s", m)
+	}
 	return m, nil
 }
 
@@ -88,6 +94,16 @@ func (f *semanticFlags) rankers(mode semantic.Mode, ix *index.Index, tools []eva
 			}
 			return r
 		}, f.model)
+	} else if f.staticModel != "" {
+		b, err := os.ReadFile(f.staticModel)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--static-model: %w", err)
+		}
+		m, err := static.Decode(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--static-model %s: %w", f.staticModel, err)
+		}
+		emb, name = m, "static-"+static.DigestOf(b)
 	} else {
 		var err error
 		if emb, err = semantic.Local(mode); err != nil {

@@ -8,7 +8,11 @@ import (
 
 // Digest is a short hash of the embedded model file: caches of its vectors
 // key on it, so a new model.bin never reads an old model's vectors.
-var Digest = sync.OnceValue(func() string {
-	sum := sha256.Sum256(modelBin)
+var Digest = sync.OnceValue(func() string { return DigestOf(modelBin) })
+
+// DigestOf is the short hash of a model file's bytes (Digest's, for a
+// file other than the embedded one).
+func DigestOf(b []byte) string {
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])
-})
+}

@@ -80,6 +80,9 @@ func Decode(b []byte) (*Model, error) {
 	if pieces != tok.Size() || dim <= 0 || dim > 4096 {
 		return nil, fmt.Errorf("static: model has %d pieces of %d dimensions; the tokenizer has %d", pieces, dim, tok.Size())
 	}
+	if nwords < 0 || nwords > len(b) { // a word takes a byte at least
+		return nil, bad
+	}
 	m := &Model{dim: dim, tok: tok, pieces: pieces, words: make(map[string]int32, nwords)}
 	for i := range nwords {
 		if len(b) < 1 || len(b) < 1+int(b[0]) {

@@ -67,6 +67,9 @@
 //	/usr/lib/apt/apt-helper cat-file /var/lib/apt/lists/*_debian_dists_bookworm_main_i18n_Translation-en.lz4 > translation-en.txt
 //	go run ./internal/semantic/static/gen -corpus packages.txt -fit-mode contrastive -fit-corpus translation-en.txt -out model-ct.bin
 //
+// tooldex-dev eval --static-model FILE measures a model file without
+// rebuilding the binary around it.
+//
 // No fitted model measured better than the plain distillation by
 // leave-one-dataset-out (docs/BENCHMARKS.md, "Static model fitted on
 // Debian descriptions"), nor any contrastively trained one (rows: a far
