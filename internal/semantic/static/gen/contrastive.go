@@ -581,6 +581,9 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	if cc.batch < 2 || cc.temp <= 0 || cc.held <= 0 || cc.held >= 1 {
 		return nil, errors.New("-ct-batch must be 2 or more, -ct-temp positive, -ct-held in (0, 1)")
 	}
+	if cc.hard < 0 || cc.hard > 0 && len(cc.datasets) == 0 {
+		return nil, errors.New("-ct-hard: want 0, or a positive count with -ct-datasets")
+	}
 	var ps []pair
 	var err error
 	if len(cc.datasets) > 0 {

@@ -250,3 +250,15 @@ func TestDatasetPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestHardNeedsDatasets: hard negatives come from a dataset's lexical
+// ranking, so -ct-hard without -ct-datasets (or below 0) is refused
+// before any pair is read.
+func TestHardNeedsDatasets(t *testing.T) {
+	for _, cc := range []ctConfig{{hard: 3}, {hard: -1, datasets: []string{"x"}}} {
+		cc.batch, cc.temp, cc.held = 2, 1, 0.1
+		if _, err := fitContrastive(config{ct: cc}, 0, nil, nil); err == nil || !strings.Contains(err.Error(), "-ct-hard") {
+			t.Errorf("hard %d, datasets %q: error %v, want one naming -ct-hard", cc.hard, cc.datasets, err)
+		}
+	}
+}
