@@ -59,7 +59,9 @@
 // of tools.jsonl and queries.jsonl, as eval reads them; a tool's text as
 // the run time embeds it), pairs that share their query or their tool not
 // being each other's negatives, the first -ct-held share of the queries
-// (by their FNV-1a hash) held out. The output
+// (by their FNV-1a hash) held out; -ct-hard N adds to each batch, per
+// pair, its query's N best lexical candidates that are not relevant as
+// further negatives (each query's softmax over all of them). The output
 // depends only on the corpora and the flags (-workers only splits the
 // batch's sums):
 //
