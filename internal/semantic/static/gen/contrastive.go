@@ -603,9 +603,12 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 	var keys [][2]string
 	var hards [][]hardBag
 	var ids []int32
-	relevant := map[[2]string]bool{} // (query, tool) keys of every pair
-	for _, p := range ps {
-		relevant[[2]string{p.qKey, p.dKey}] = true
+	var relevant map[[2]string]bool // with hard negatives, the (query, tool) keys of every pair
+	if cc.hard > 0 {
+		relevant = make(map[[2]string]bool, len(ps))
+		for _, p := range ps {
+			relevant[[2]string{p.qKey, p.dKey}] = true
+		}
 	}
 	hardBags := map[string]bag{}
 	for _, p := range ps {
@@ -618,7 +621,9 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 		}
 		qs, ds = append(qs, qb), append(ds, db)
 		qText, dText = append(qText, qt), append(dText, dt)
-		keys = append(keys, [2]string{p.qKey, p.dKey})
+		if len(cc.datasets) > 0 { // a Debian pair's query and document are distinct
+			keys = append(keys, [2]string{p.qKey, p.dKey})
+		}
 		var hb []hardBag
 		for _, h := range p.hard {
 			b, ok := hardBags[h.key]
@@ -631,9 +636,6 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 			}
 		}
 		hards = append(hards, hb)
-	}
-	if len(cc.datasets) == 0 {
-		keys = nil // every pair's query and document are distinct
 	}
 	nHeld := int(math.Round(cc.held * float64(len(qs))))
 	train := len(qs) - nHeld
@@ -686,20 +688,21 @@ func fitContrastive(c config, pieces int, words []string, rows [][]float64) ([][
 		var loss, pull float64
 		batches := 0
 		for lo := 0; lo+cc.batch <= train; lo += cc.batch { // the last partial batch is left out
-			bq, bd := make([]bag, cc.batch), make([]bag, cc.batch)
-			var bk [][2]string
-			if tk != nil {
-				bk = make([][2]string, cc.batch)
-			}
-			for i, o := range order[lo : lo+cc.batch] {
-				bq[i], bd[i] = tq[o], td[o]
-				if tk != nil {
-					bk[i] = tk[o]
-				}
-			}
+			batch := order[lo : lo+cc.batch]
 			if cc.hard > 0 {
-				loss += t.poolStep(order[lo:lo+cc.batch], tq, td, tk, th, relevant)
+				loss += t.poolStep(batch, tq, td, tk, th, relevant)
 			} else {
+				bq, bd := make([]bag, len(batch)), make([]bag, len(batch))
+				var bk [][2]string
+				if tk != nil {
+					bk = make([][2]string, len(batch))
+				}
+				for i, o := range batch {
+					bq[i], bd[i] = tq[o], td[o]
+					if tk != nil {
+						bk[i] = tk[o]
+					}
+				}
 				loss += t.lossGrad(bq, bd, bk)
 			}
 			pull += t.update()

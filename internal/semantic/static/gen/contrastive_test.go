@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -69,25 +70,33 @@ func TestLossGrad(t *testing.T) {
 	}{{false, nil}, {true, nil}, {false, shared}, {true, shared}} {
 		oneWay := c.oneWay
 		tr := newTrainer(ctConfig{temp: 5, oneWay: oneWay}, v0, 2)
-		tr.lossGrad(qs, ds, c.keys)
-		loss := func() float64 {
-			saved := tr.grad
-			tr.grad = newMat(units, dim)
-			defer func() { tr.grad = saved }()
-			return tr.lossGrad(qs, ds, c.keys)
-		}
-		const h = 1e-6
-		for u := reserved; u < units; u++ {
-			for k := range dim {
-				x := tr.v[u][k]
-				tr.v[u][k] = x + h
-				up := loss()
-				tr.v[u][k] = x - h
-				down := loss()
-				tr.v[u][k] = x
-				if want := (up - down) / (2 * h); math.Abs(tr.grad[u][k]-want) > 1e-6 {
-					t.Errorf("one way %v, keys %v: dLoss/dV[%d][%d] = %.8f, central difference %.8f", oneWay, c.keys != nil, u, k, tr.grad[u][k], want)
-				}
+		checkGrad(t, fmt.Sprintf("one way %v, keys %v", oneWay, c.keys != nil), tr, func() float64 { return tr.lossGrad(qs, ds, c.keys) })
+	}
+}
+
+// checkGrad runs loss once to fill tr.grad, then compares each entry of
+// the rows' gradient with a central difference of loss.
+func checkGrad(t *testing.T, what string, tr *trainer, loss func() float64) {
+	t.Helper()
+	loss()
+	units, dim := len(tr.v), tr.dim
+	diff := func() float64 {
+		saved := tr.grad
+		tr.grad = newMat(units, dim)
+		defer func() { tr.grad = saved }()
+		return loss()
+	}
+	const h = 1e-6
+	for u := reserved; u < units; u++ {
+		for k := range dim {
+			x := tr.v[u][k]
+			tr.v[u][k] = x + h
+			up := diff()
+			tr.v[u][k] = x - h
+			down := diff()
+			tr.v[u][k] = x
+			if want := (up - down) / (2 * h); math.Abs(tr.grad[u][k]-want) > 1e-6 {
+				t.Errorf("%s: dLoss/dV[%d][%d] = %.8f, central difference %.8f", what, u, k, tr.grad[u][k], want)
 			}
 		}
 	}
@@ -109,27 +118,7 @@ func TestLossGradPool(t *testing.T) {
 	target := []int{0, 2}
 	skip := func(i, j int) bool { return i == 0 && j == 3 }
 	tr := newTrainer(ctConfig{temp: 5}, v0, 2)
-	tr.lossGradPool(qs, pool, target, skip)
-	loss := func() float64 {
-		saved := tr.grad
-		tr.grad = newMat(units, dim)
-		defer func() { tr.grad = saved }()
-		return tr.lossGradPool(qs, pool, target, skip)
-	}
-	const h = 1e-6
-	for u := reserved; u < units; u++ {
-		for k := range dim {
-			x := tr.v[u][k]
-			tr.v[u][k] = x + h
-			up := loss()
-			tr.v[u][k] = x - h
-			down := loss()
-			tr.v[u][k] = x
-			if want := (up - down) / (2 * h); math.Abs(tr.grad[u][k]-want) > 1e-6 {
-				t.Errorf("dLoss/dV[%d][%d] = %.8f, central difference %.8f", u, k, tr.grad[u][k], want)
-			}
-		}
-	}
+	checkGrad(t, "pool", tr, func() float64 { return tr.lossGradPool(qs, pool, target, skip) })
 }
 
 // TestUpdatePull: with no contrastive gradient the pull moves a row back
