@@ -33,6 +33,8 @@ type xList struct {
 	epoch uint64
 	x     []float64
 	max   float64
+	// pair is the list merged with a keyword word's (pairs.go).
+	pair atomic.Pointer[pairs]
 }
 
 // xLists holds a shard's sums by term id. Searches under the read lock

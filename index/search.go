@@ -251,6 +251,7 @@ type plan struct {
 	b1       float64
 	norm     *lenNorm
 	tf       []qterm
+	pairs    []int   // per text term: the keyword term scored with it, or -1 (pairs.go)
 	qnorm    float64 // cosine: query vector length
 	ideal    float64 // BM25F: the score of a document saturating every term
 	cjkTerms int
@@ -269,10 +270,13 @@ type plan struct {
 
 	// Scratch reused by the next plan (see getPlan).
 	text    analysis.QueryText
-	counts  map[string]int32
-	order   []string
-	kwIDs   []uint32 // backing of kw[i].words
-	wordAvg float64  // the word score's average length (words.go)
+	counts  map[string]int32 // term → place in order
+	order   []string         // the distinct text terms
+	cnt     []int32          // their counts
+	termOrd []int32          // per text.Terms: its place in order
+	kwTmp   []kwTerm         // pairTerms' scratch
+	kwIDs   []uint32         // backing of kw[i].words
+	wordAvg float64          // the word score's average length (words.go)
 	kq      kwQuery
 	pq      pruneQuery
 }
@@ -296,16 +300,20 @@ func (ix *Index) putPlan(p *plan) {
 	clear(p.order)
 	clear(p.kwWords)
 	clear(p.counts)
+	clear(p.kwTmp)
 	tf, kw, kwWords, counts, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.counts, p.order[:0], p.kwIDs[:0]
+	pairs, cnt, termOrd, kwTmp := p.pairs[:0], p.cnt[:0], p.termOrd[:0], p.kwTmp[:0]
 	kq := p.kq.reset()
 	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
-	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq}
+	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq,
+		pairs: pairs, cnt: cnt, termOrd: termOrd, kwTmp: kwTmp}
 	p.pq.order, p.pq.pre = pqOrder, pqPre
 	ix.plans.Put(p)
 }
 
 type qterm struct {
 	id  uint32
+	ord int32   // its place in plan.order
 	w   float64 // query term count (BM25F) or count × idf (cosine)
 	idf float64
 	qw  float64 // w × idf
@@ -330,6 +338,18 @@ type kwTerm struct {
 	// term of each word when the search blends words (0 otherwise): its
 	// share of the word score (blendWords).
 	wordIDF float64
+	// stemAt is the position in the query's text terms of a one-word
+	// term's word, -1 for none; text is the index in plan.tf of that
+	// term when the two are scored from one list (pairs.go), else -1.
+	stemAt int32
+	text   int
+}
+
+// single reports a one-word term that is neither required nor an
+// identifier: its score reads one word's postings and partial name
+// matches (oneWord).
+func (t *kwTerm) single() bool {
+	return len(t.words) == 1 && t.whole < 0 && t.bit == 0
 }
 
 // compile plans a search of text for the best n, exact excluded (they
@@ -371,32 +391,39 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 	ix.an.Analyze(&p.text, text, p.wt > 0, p.wk > 0)
 	p.boost, p.boostCore = ix.boosted(p.text.Tokens)
 	if p.wt > 0 {
+		// counts maps a term to its place in order, the distinct
+		// terms; cnt holds their counts, termOrd the place of each of
+		// the query's terms (pairTerms).
 		counts := p.counts
 		most := int32(1)
-		order := p.order[:0]
+		order, cnt, termOrd := p.order[:0], p.cnt[:0], p.termOrd[:0]
 		for _, t := range p.text.Terms {
-			c := counts[t]
-			if c == 0 {
-				order = append(order, t)
+			o, ok := counts[t]
+			if !ok {
+				o = int32(len(order))
+				counts[t] = o
+				order, cnt = append(order, t), append(cnt, 0)
 			}
-			counts[t] = c + 1
-			most = max(most, c+1)
+			cnt[o]++
+			most = max(most, cnt[o])
+			termOrd = append(termOrd, o)
 		}
-		p.order = order
-		for _, t := range order {
+		p.order, p.cnt, p.termOrd = order, cnt, termOrd
+		for o, t := range order {
 			id, ok := ix.tf.lookup(t)
 			if !ok {
 				continue
 			}
+			c := cnt[o]
 			df := float64(ix.tf.df[id])
 			var idf, w float64
 			if p.scorer == ScorerCosine {
 				idf = math.Log(N / df)
-				w = float64(counts[t]) / float64(most) * idf
+				w = float64(c) / float64(most) * idf
 				p.qnorm += w * w
 			} else {
 				idf = bm25IDF(df, N)
-				w = queryTermWeight(counts[t], ix.cfg.K3)
+				w = queryTermWeight(c, ix.cfg.K3)
 				p.ideal += w * idf
 			}
 			cjk := isCJKTerm(t)
@@ -404,7 +431,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 				p.cjkTerms++
 			}
 			if idf > 0 {
-				p.tf = append(p.tf, qterm{id: id, w: w, idf: idf, qw: w * idf, cjk: cjk})
+				p.tf = append(p.tf, qterm{id: id, w: w, idf: idf, qw: w * idf, cjk: cjk, ord: int32(o)})
 			}
 		}
 		p.qnorm = math.Sqrt(p.qnorm)
@@ -423,9 +450,9 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 	}
 	if p.wk > 0 {
 		var reqBit uint64 = 1
-		for _, t := range p.text.Keywords {
+		for ki, t := range p.text.Keywords {
 			p.kwWords = append(p.kwWords, t.Words...)
-			kt := kwTerm{whole: -1, identifier: len(t.Words) > 1 && t.Whole != ""}
+			kt := kwTerm{whole: -1, identifier: len(t.Words) > 1 && t.Whole != "", stemAt: -1, text: -1}
 			if kt.identifier {
 				if id, found := ix.kw.lookup(t.Whole); found {
 					kt.whole = int64(id)
@@ -442,6 +469,9 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 			}
 			if len(p.kwIDs) > from {
 				kt.words = p.kwIDs[from:len(p.kwIDs):len(p.kwIDs)]
+			}
+			if ki < len(p.text.StemAt) {
+				kt.stemAt = p.text.StemAt[ki]
 			}
 			if len(t.Words) == 1 && len(t.Words[0]) >= 3 {
 				kt.partial = ix.partial(t.Words[0])
@@ -469,6 +499,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 			}
 		}
 	}
+	ix.pairTerms(p)
 	return p
 }
 
@@ -752,12 +783,18 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	acc, seen := s.acc, s.seen
 	bm25 := p.scorer == ScorerBM25F
 	// Text scores, summed in the plan's term order.
-	for _, q := range p.tf {
+	for ti, q := range p.tf {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
 		case bm25 && p.cjkTerms == 0:
 			if ix.nDeferred >= ix.pruneFrom { // see postx.go
 				p.addBM25(s, sh.stat, l, q.qw, s.sumBuf(len(l)))
+				continue
+			}
+			if j := p.pairs[ti]; j >= 0 {
+				t := &p.kw[j]
+				x, pl := ix.pairList(sh, s, p, q.id, l, t)
+				addPair(s, l, x, pl, q.qw, p.k1, t.w, t.wordIDF)
 				continue
 			}
 			x, ok := sh.sums(q.id, len(l), ix.epoch)
@@ -796,7 +833,10 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	}
 	// Keyword scores, term by term.
 	for _, t := range p.kw {
-		if len(t.words) == 1 && t.whole < 0 && t.bit == 0 {
+		if t.text >= 0 && ix.nDeferred < ix.pruneFrom {
+			continue // scored with its text term (pairs.go)
+		}
+		if t.single() {
 			ix.oneWord(sh, s, &t)
 			continue
 		}

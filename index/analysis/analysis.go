@@ -133,9 +133,17 @@ type QueryText struct {
 	Terms []string
 	// Keywords are KeywordTerms(text), when asked for.
 	Keywords []KeywordTerm
+	// StemAt holds, when both were asked for, the position in Terms of
+	// each one-word keyword term's TF-IDF term (the term TermsOf gave
+	// the same word), by index in Keywords; -1 for the others.
+	StemAt []int32
 
 	tok   tokenBuf
 	words []string
+	// parts are the parts TermsOf kept, in text order, and partAt the
+	// positions of their terms in Terms: stems reads them.
+	parts  []string
+	partAt []int32
 }
 
 // Analyze fills q from text: its tokens always, its TF-IDF terms when
@@ -153,13 +161,39 @@ func (a *Analyzer) Analyze(q *QueryText, text string, terms, keywords bool) {
 		q.Tokens = tokensUnicode(text)
 	}
 	if terms {
-		q.Terms = a.TermsOf(q.Terms, q.Tokens)
+		var rec *QueryText
+		if keywords {
+			rec = q
+		}
+		q.Terms = a.termsOf(q.Terms, q.Tokens, rec)
 	}
 	switch {
 	case keywords && ascii:
 		q.Keywords, q.words = a.keywordTermsLower(q.Keywords, q.words, text, low)
 	case keywords:
 		q.Keywords, q.words = a.keywordTermsUnicode(q.Keywords, q.words, text)
+	}
+	if terms && keywords {
+		q.stems()
+	}
+}
+
+// stems sets q.StemAt from the parts TermsOf recorded: both passes meet a
+// text's words in the same order, so each word is looked for from where
+// the last was found, a few parts on at most.
+func (q *QueryText) stems() {
+	next := 0
+	for _, k := range q.Keywords {
+		at := int32(-1)
+		if len(k.Words) == 1 {
+			for i := next; i < len(q.parts) && i < next+4; i++ {
+				if q.parts[i] == k.Words[0] {
+					at, next = q.partAt[i], i+1
+					break
+				}
+			}
+		}
+		q.StemAt = append(q.StemAt, at)
 	}
 }
 
@@ -169,7 +203,9 @@ func (q *QueryText) Reset() {
 	clear(q.Terms)
 	clear(q.Keywords)
 	clear(q.words)
+	clear(q.parts)
 	q.Tokens, q.Terms, q.Keywords, q.words = nil, q.Terms[:0], q.Keywords[:0], q.words[:0]
+	q.StemAt, q.parts, q.partAt = q.StemAt[:0], q.parts[:0], q.partAt[:0]
 }
 
 // tokensASCII is Tokens for ASCII text. It applies the word-boundary rules
@@ -318,6 +354,12 @@ func (a *Analyzer) Terms(dst []string, text string) []string {
 // Stems are looked up in the cache under one read lock for the whole
 // text; the words it misses are stemmed after, and cached.
 func (a *Analyzer) TermsOf(dst []string, toks []Token) []string {
+	return a.termsOf(dst, toks, nil)
+}
+
+// termsOf is TermsOf; with rec set, it records in rec.parts and
+// rec.partAt each part it keeps and the position of its term in dst.
+func (a *Analyzer) termsOf(dst []string, toks []Token, rec *QueryText) []string {
 	var miss []int // positions in dst still holding an unstemmed word
 	a.mu.RLock()
 	for _, tok := range toks {
@@ -334,6 +376,9 @@ func (a *Analyzer) TermsOf(dst []string, toks []Token) []string {
 		for _, p := range tok.Parts {
 			if !a.keep(p) {
 				continue
+			}
+			if rec != nil {
+				rec.parts, rec.partAt = append(rec.parts, p), append(rec.partAt, int32(len(dst)))
 			}
 			if len(p) <= 2 || !isASCIILetters(p) {
 				dst = append(dst, p)

@@ -333,3 +333,58 @@ func FuzzKeywordTerms(f *testing.F) {
 		}
 	})
 }
+
+// StemAt points each one-word keyword term at its word's TF-IDF term.
+func TestAnalyzeStemAt(t *testing.T) {
+	a := New()
+	for _, tc := range []struct {
+		text string
+		want []string // per keyword term: its TF-IDF term, "" for none
+	}{
+		{"Send messages to Slack", []string{"send", "messag", "slack"}},
+		{"send_message now", []string{"", "now"}}, // an identifier is two words
+		{"the messages, the messaging", []string{"messag", "messag"}},
+		{"node.js +files 定时", []string{"", "file"}}, // CJK is no keyword term
+		{"", nil},
+	} {
+		var q QueryText
+		a.Analyze(&q, tc.text, true, true)
+		var got []string
+		for i, at := range q.StemAt {
+			switch {
+			case at < 0:
+				got = append(got, "")
+			case len(q.Keywords[i].Words) != 1:
+				t.Fatalf("%q: StemAt[%d] = %d for %+v", tc.text, i, at, q.Keywords[i])
+			default:
+				got = append(got, q.Terms[at])
+			}
+		}
+		if len(q.StemAt) != len(q.Keywords) || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: stems %q (of %d keyword terms), want %q", tc.text, got, len(q.Keywords), tc.want)
+		}
+	}
+}
+
+func FuzzAnalyzeStemAt(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	a := New()
+	f.Fuzz(func(t *testing.T, s string) {
+		var q QueryText
+		a.Analyze(&q, s, true, true)
+		if len(q.StemAt) != len(q.Keywords) {
+			t.Fatalf("Analyze(%q): %d StemAt for %d keyword terms", s, len(q.StemAt), len(q.Keywords))
+		}
+		for i, at := range q.StemAt {
+			if at < 0 {
+				continue
+			}
+			k := q.Keywords[i]
+			if int(at) >= len(q.Terms) || len(k.Words) != 1 || q.Terms[at] != a.Stem(k.Words[0]) {
+				t.Fatalf("Analyze(%q): StemAt[%d] = %d for %+v, terms %q", s, i, at, k, q.Terms)
+			}
+		}
+	})
+}
