@@ -17,12 +17,8 @@ import "math"
 // in the plan's order: pairTerms puts the paired terms first, in the order
 // of their text terms.
 
-// pairs are the keyword fields an xList keeps, one pairList per keyword
-// word, the latest first, at most maxPairs.
-type pairs []*pairList
-
-// maxPairs bounds the pairLists kept of one text list: a stem is written
-// in a few forms (message, messages, messaging).
+// maxPairs bounds the pairLists an xList keeps, one per keyword word: a
+// stem is written in a few forms (message, messages, messaging).
 const maxPairs = 4
 
 // pairList is a keyword word's fields (with fieldMCP and fieldPartial) in
@@ -91,11 +87,9 @@ func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost,
 	word := t.words[0]
 	e := sh.kept(id, ix.epoch)
 	if e != nil && len(e.x) == len(l) {
-		if ps := e.pair.Load(); ps != nil {
-			for _, pl := range *ps {
-				if pl.word == word {
-					return e.x, pl
-				}
+		for i := range e.pairs {
+			if pl := e.pairs[i].Load(); pl != nil && pl.word == word {
+				return e.x, pl
 			}
 		}
 	} else {
@@ -137,13 +131,9 @@ func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost,
 		}
 		pl.slots, pl.eb = append(pl.slots, slot), append(pl.eb, b)
 	}
-	// Concurrent searches may make the same list, or drop each other's;
-	// either is made again when missed.
-	ps := pairs{pl}
-	if old := e.pair.Load(); old != nil {
-		ps = append(ps, (*old)[:min(len(*old), maxPairs-1)]...)
-	}
-	e.pair.Store(&ps)
+	// Concurrent searches may make the same list, or replace each
+	// other's; either is made again when missed.
+	e.pairs[(e.next.Add(1)-1)%maxPairs].Store(pl)
 	return e.x, pl
 }
 

@@ -97,8 +97,10 @@ func keptPairs(ix *Index) int {
 		if xs := sh.xs.Load(); xs != nil {
 			for i := range xs.l {
 				if e := xs.l[i].Load(); e != nil && e.epoch == ix.epoch {
-					if ps := e.pair.Load(); ps != nil {
-						n += len(*ps)
+					for i := range e.pairs {
+						if e.pairs[i].Load() != nil {
+							n++
+						}
 					}
 				}
 			}

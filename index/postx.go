@@ -33,8 +33,10 @@ type xList struct {
 	epoch uint64
 	x     []float64
 	max   float64
-	// pair is the list merged with a keyword word's (pairs.go).
-	pair atomic.Pointer[pairs]
+	// pairs are the keyword fields of words of the term (pairs.go),
+	// replaced in turn (next).
+	pairs [maxPairs]atomic.Pointer[pairList]
+	next  atomic.Uint32
 }
 
 // xLists holds a shard's sums by term id. Searches under the read lock

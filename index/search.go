@@ -860,15 +860,32 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		}
 		s.tt = s.tt[:0]
 	}
-	// Combine, in slot order. Once the top is full, a document whose
-	// score cannot reach its last is skipped before its score is
-	// computed (see skip).
+	top := ix.combine(sh, s, p, floor)
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		hits[i] = Hit{Name: sh.docs[c.slot].name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts),
+			words: p.wordScore(c.words, &sh.stat[c.slot])}
+	}
+	s.top = top[:0]
+	return hits
+}
+
+// combine reads the slots scoreShard touched, in slot order, into the
+// best p.n of those scoring floor or more, clearing their accumulators.
+// Once the top is full, a document whose score cannot reach its last is
+// skipped before its score is computed (see skip); the few that are not
+// are scored by consider. A function of its own, so that the loop keeps
+// its values in registers.
+func (ix *Index) combine(sh *shard, s *scratch, p *plan, floor float64) []cand {
 	top := s.top[:0]
 	var sk skipper
 	if floor > 0 {
 		sk = p.skipper(floor)
 	}
-	useReq, useCJK, useFlags := p.reqAll != 0, p.cjkTerms > 0, p.cjkTerms > 0 || p.boost != nil
+	acc, seen := s.acc, s.seen
+	// The optional accumulators are zero unless this query uses them
+	// (every slot it sets is touched, so read and cleared here).
+	opt := p.reqAll != 0 || p.cjkTerms > 0 || p.boost != nil
 	for wi := range (len(sh.docs) + 63) / 64 {
 		w := seen[wi]
 		if w == 0 {
@@ -878,76 +895,89 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 		for ; w != 0; w &= w - 1 {
 			slot := wi<<6 | bits.TrailingZeros64(w)
 			sa := &acc[slot]
-			a, k, pts, wd := sa.text, sa.kw, sa.pts, sa.words
+			v := *sa
 			*sa = slotAcc{}
-			var req uint64
-			var cjk uint16
-			var flags uint8
-			// The optional accumulators are zero unless this query
-			// uses them (every slot it sets is touched, so read and
-			// cleared here).
-			if useReq {
-				req, s.req[slot] = s.req[slot], 0
+			var o slotOpt
+			if opt {
+				o = s.takeOpt(p, slot)
 			}
-			if useCJK {
-				cjk, s.cjk[slot] = s.cjk[slot], 0
-			}
-			if useFlags {
-				flags, s.flags[slot] = s.flags[slot], 0
-			}
-			if sk.skip(a, k) && flags&flagBoost == 0 || req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) {
+			if sk.skip(v.text, v.kw) && o.flags&flagBoost == 0 || o.req&p.reqAll != p.reqAll || sh.isDead(uint32(slot)) {
 				continue
 			}
-			var cos float64
-			if a > 0 {
-				switch {
-				case bm25 && p.ideal > 0:
-					// The fraction of the ideal score, square-rooted
-					// to spread the low range where long queries
-					// land.
-					cos = math.Sqrt(min(a/p.ideal, 1))
-				case !bm25 && p.qnorm > 0:
-					if dn := ix.norm(sh, int32(slot)); dn > 0 {
-						cos = a / (p.qnorm * dn)
-					}
+			if c, ok := ix.consider(sh, p, uint32(slot), v, o, floor, top); ok {
+				top = sh.insertCand(top, c, p.n)
+				if len(top) == p.n {
+					sk = p.skipper(top[p.n-1].score)
 				}
-				if p.cjkTerms > 0 && flags&flagASCII == 0 && int(cjk) < min(2, p.cjkTerms) {
-					cos = 0
-				}
-			}
-			if flags&flagBoost != 0 && p.boostMin > 0 {
-				cos = max(cos, p.boostMin)
-			}
-			if cos < p.minTF {
-				cos = 0
-			}
-			var kw float64
-			if p.kwTotal > 0 {
-				kw = k / p.kwTotal
-			}
-			score := p.wk*kw + p.wt*cos
-			if score <= 0 || score < floor || len(top) == p.n && score < top[p.n-1].score {
-				continue
-			}
-			if p.exclude != nil || p.allow != nil {
-				d := sh.docs[slot]
-				if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
-					continue
-				}
-			}
-			top = sh.insertCand(top, cand{score: score, kw: kw, cos: cos, words: wd, pts: pts, slot: uint32(slot)}, p.n)
-			if len(top) == p.n {
-				sk = p.skipper(top[p.n-1].score)
 			}
 		}
 	}
-	hits := make([]Hit, len(top))
-	for i, c := range top {
-		hits[i] = Hit{Name: sh.docs[c.slot].name, Score: c.score, Keyword: c.kw, TFIDF: c.cos, Points: int(c.pts),
-			words: p.wordScore(c.words, &sh.stat[c.slot])}
+	return top
+}
+
+// slotOpt holds a slot's optional accumulators.
+type slotOpt struct {
+	req   uint64 // required terms matched
+	cjk   uint16 // CJK terms matched
+	flags uint8  // flagASCII, flagBoost
+}
+
+// takeOpt reads and clears the optional accumulators of slot that p uses.
+func (s *scratch) takeOpt(p *plan, slot int) slotOpt {
+	var o slotOpt
+	if p.reqAll != 0 {
+		o.req, s.req[slot] = s.req[slot], 0
 	}
-	s.top = top[:0]
-	return hits
+	if p.cjkTerms > 0 {
+		o.cjk, s.cjk[slot] = s.cjk[slot], 0
+	}
+	if p.cjkTerms > 0 || p.boost != nil {
+		o.flags, s.flags[slot] = s.flags[slot], 0
+	}
+	return o
+}
+
+// consider computes the hybrid score of the document in slot from its
+// accumulators v and o, and returns it unless it scores under floor or
+// under the last of a full top, or the search hides it.
+func (ix *Index) consider(sh *shard, p *plan, slot uint32, v slotAcc, o slotOpt, floor float64, top []cand) (cand, bool) {
+	var cos float64
+	if a := v.text; a > 0 {
+		switch {
+		case p.scorer == ScorerBM25F && p.ideal > 0:
+			// The fraction of the ideal score, square-rooted to
+			// spread the low range where long queries land.
+			cos = math.Sqrt(min(a/p.ideal, 1))
+		case p.scorer != ScorerBM25F && p.qnorm > 0:
+			if dn := ix.norm(sh, int32(slot)); dn > 0 {
+				cos = a / (p.qnorm * dn)
+			}
+		}
+		if p.cjkTerms > 0 && o.flags&flagASCII == 0 && int(o.cjk) < min(2, p.cjkTerms) {
+			cos = 0
+		}
+	}
+	if o.flags&flagBoost != 0 && p.boostMin > 0 {
+		cos = max(cos, p.boostMin)
+	}
+	if cos < p.minTF {
+		cos = 0
+	}
+	var kw float64
+	if p.kwTotal > 0 {
+		kw = v.kw / p.kwTotal
+	}
+	score := p.wk*kw + p.wt*cos
+	if score <= 0 || score < floor || len(top) == p.n && score < top[p.n-1].score {
+		return cand{}, false
+	}
+	if p.exclude != nil || p.allow != nil {
+		d := sh.docs[slot]
+		if p.exclude[d] || p.allow != nil && !p.allow(d.name) {
+			return cand{}, false
+		}
+	}
+	return cand{score: score, kw: kw, cos: cos, words: v.words, pts: v.pts, slot: slot}, true
 }
 
 // addBM25 adds the BM25F contributions of a term (qw = count × idf) with
