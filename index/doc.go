@@ -66,7 +66,10 @@
 // shard (the text sum, the keyword sum and points), then reads the touched
 // slots in slot order and keeps the best: a document whose sums cannot
 // reach the current last of the top is skipped before its score is
-// computed. Larger catalogs' BM25F searches skip most postings with
+// computed. A query word's text term (its stem) and keyword term (the word
+// as written) are scored in one pass over the text list, with the keyword
+// fields of each of its documents kept beside it for the index epoch
+// (pairs.go). Larger catalogs' BM25F searches skip most postings with
 // MaxScore dynamic pruning over per-term score bounds (prune.go), which
 // pays there and not below. Pruning is rank-safe: both paths return the
 // same hits with the same scores, which the tests check against a

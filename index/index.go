@@ -334,7 +334,7 @@ type shard struct {
 	// are Index.tfl's and Index.kwl's of that shard.
 	idx  uint16
 	pool sync.Pool // *scratch
-	// xs keeps the BM25F field sums of the term lists the exhaustive
+	// xs keeps the BM25F saturated sums of the term lists the exhaustive
 	// search scored, by term id (postx.go).
 	xs atomic.Pointer[xLists]
 }

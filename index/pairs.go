@@ -9,7 +9,7 @@ import "math"
 // the keyword lists, with the name parts that contain it). The two reach
 // nearly the same documents, so the exhaustive search scores such a pair
 // in one pass over the text list (addPair): beside each text posting's
-// field sum (postx.go), a shard keeps for the index epoch the keyword
+// saturated sum (postx.go), a shard keeps for the index epoch the keyword
 // fields of the same document (0 where it has only the stem), one byte a
 // posting, and apart the few documents that have the word but not the
 // stem. The contributions are those of addX and oneWord to the bit: fields
@@ -81,23 +81,23 @@ func (ix *Index) pairTerms(p *plan) {
 }
 
 // pairList returns what shard sh keeps of text term id (postings l) and
-// keyword term t for the current epoch, the list's field sums and t's
+// keyword term t for the current epoch, the list's saturated sums and t's
 // fields, making them when the shard keeps none for t's word.
 func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost, t *kwTerm) ([]float64, *pairList) {
 	word := t.words[0]
 	e := sh.kept(id, ix.epoch)
-	if e != nil && len(e.x) == len(l) {
+	if e != nil && len(e.sat) == len(l) {
 		for i := range e.pairs {
 			if pl := e.pairs[i].Load(); pl != nil && pl.word == word {
-				return e.x, pl
+				return e.sat, pl
 			}
 		}
 	} else {
 		x, ok := sh.sums(id, len(l), ix.epoch)
 		if !ok {
-			p.fieldSums(sh.stat, l, x)
+			p.saturatedSums(sh.stat, l, x)
 		}
-		e = &xList{epoch: ix.epoch, x: x, max: -1}
+		e = &xList{epoch: ix.epoch, sat: x, max: -1}
 		sh.keep(id, e, len(ix.tfl))
 	}
 	// Merge the word's postings and its partial name matches into
@@ -134,14 +134,15 @@ func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost,
 	// Concurrent searches may make the same list, or replace each
 	// other's; either is made again when missed.
 	e.pairs[(e.next.Add(1)-1)%maxPairs].Store(pl)
-	return e.x, pl
+	return e.sat, pl
 }
 
-// fieldSums writes the field sums of postings l into xs, as addBM25 does.
-func (p *plan) fieldSums(stat []docStat, l []tfPost, xs []float64) {
+// saturatedSums writes the saturated field sums of postings l into xs,
+// as addBM25 does.
+func (p *plan) saturatedSums(stat []docStat, l []tfPost, xs []float64) {
 	xs = xs[:len(l)]
 	for i := range l {
-		xs[i] = p.fieldSum(l[i].tf, &stat[l[i].slot])
+		xs[i] = p.saturated(l[i].tf, &stat[l[i].slot])
 	}
 }
 
@@ -156,18 +157,18 @@ var hasWord = func() (w [32]float64) {
 	return w
 }()
 
-// addPair adds the text contributions of a term (postings l, field sums
+// addPair adds the text contributions of a term (postings l, saturated sums
 // x, qw = count × idf, as addX) and the keyword contributions of its
 // paired term (fields pl, weight w, word idf idf, as oneWord), marking
 // their slots seen.
-func addPair(s *scratch, l []tfPost, x []float64, pl *pairList, qw, k1, w, idf float64) {
+func addPair(s *scratch, l []tfPost, x []float64, pl *pairList, qw, w, idf float64) {
 	acc, seen := s.acc, s.seen
 	x, b := x[:len(l)], pl.b[:len(l)]
 	for i := range l {
 		slot := l[i].slot
 		xi, bi := x[i], b[i]&31
 		a := &acc[slot]
-		a.text += qw * xi / (k1 + xi)
+		a.text += qw * xi
 		a.kw += kwScore[bi] * w
 		a.pts += kwPoints[bi]
 		a.words += hasWord[bi] * idf

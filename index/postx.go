@@ -2,36 +2,39 @@ package index
 
 import "sync/atomic"
 
-// Per-posting BM25F field sums.
+// Per-posting BM25F saturated field sums.
 //
 // The exhaustive search's text loop spends most of its time on what a
 // posting's BM25F field sum x = Σ_f tf_f × fw_f / (b1 + bl_f × len_f)
 // needs: the slot's field lengths, four factor lookups and four
-// conversions. x depends only on the posting and on the statistics of the
-// index epoch (the average field lengths move with every update), not on
-// the query, so a shard keeps each term list's sums, computed the first
-// time a search scores the list in an epoch (addBM25, which writes them
-// as it adds) and read back by later searches of the epoch (addX): one
-// float64 a posting instead of the lengths and lookups. The sums are the
-// same values the loop computes, so the scores are unchanged to the bit.
+// conversions, and its saturation x / (k1 + x), a division. Both depend
+// only on the posting and on the statistics of the index epoch (the
+// average field lengths move with every update), not on the query, so a
+// shard keeps each term list's saturated sums, computed the first time a
+// search scores the list in an epoch (addBM25, which writes them as it
+// adds) and read back by later searches of the epoch (addX): one float64 a
+// posting instead of the lengths, lookups and division; a term adds qw ×
+// its posting's value. The values are those every path computes
+// (plan.saturated), so the scores are the same to the bit.
 //
 // A list's sums are kept until a search of a later epoch scores the list
 // again, which refills their array when it has room: they take about 9
 // bytes a posting of the lists searched (8, and room for the list to
-// grow), lists never searched nothing but their entry in the shard's table
-// (8 bytes a term). From pruneFrom documents searches run pruned
+// grow), and a byte a posting for each keyword word scored with the list
+// (pairs.go, at most maxPairs), lists never searched nothing but their
+// entry in the shard's table (8 bytes a term). From pruneFrom documents searches run pruned
 // (prune.go), and the same table keeps what they read of a list besides
 // its postings: its largest contribution, and its sums only for sparse
 // lists read twice in the epoch (textLists); the few exhaustive searches
 // there keep nothing.
 
 // xList holds what searches keep of one term list of a shard for index
-// epoch epoch: its postings' field sums in posting order (nil when not
-// kept), and its largest saturated factor x / (k1 + x) for the pruned
+// epoch epoch: its postings' saturated field sums x / (k1 + x) in posting
+// order (nil when not kept), and the largest of them for the pruned
 // search (negative when not computed).
 type xList struct {
 	epoch uint64
-	x     []float64
+	sat   []float64
 	max   float64
 	// pairs are the keyword fields of words of the term (pairs.go),
 	// replaced in turn (next).
@@ -72,11 +75,11 @@ func (sh *shard) sums(id uint32, n int, epoch uint64) (x []float64, ok bool) {
 		switch {
 		case e == nil:
 		case e.epoch == epoch:
-			if e.x != nil && len(e.x) == n {
-				return e.x, true
+			if e.sat != nil && len(e.sat) == n {
+				return e.sat, true
 			}
-		case cap(e.x) >= n && xs.l[id].CompareAndSwap(e, nil):
-			return e.x[:n], false
+		case cap(e.sat) >= n && xs.l[id].CompareAndSwap(e, nil):
+			return e.sat[:n], false
 		}
 	}
 	return make([]float64, n, n+n/8+4), false
@@ -118,15 +121,15 @@ func (s *scratch) sumBuf(n int) []float64 {
 }
 
 // addX adds the BM25F contributions of a term (qw = count × idf) with
-// postings l and their field sums x into the text sums of acc, marking
+// postings l and their saturated sums x into the text sums of acc, marking
 // their slots seen, as addBM25 does.
-func addX(s *scratch, l []tfPost, x []float64, qw, k1 float64) {
+func addX(s *scratch, l []tfPost, x []float64, qw float64) {
 	acc, seen := s.acc, s.seen
 	x = x[:len(l)]
 	for i := range l {
 		slot := l[i].slot
 		xi := x[i]
-		acc[slot].text += qw * xi / (k1 + xi)
+		acc[slot].text += qw * xi
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
 }

@@ -15,9 +15,9 @@ func keptSums(ix *Index) (n, dense int) {
 	for _, sh := range ix.shards {
 		if xs := sh.xs.Load(); xs != nil {
 			for i := range xs.l {
-				if e := xs.l[i].Load(); e != nil && e.epoch == ix.epoch && e.x != nil {
+				if e := xs.l[i].Load(); e != nil && e.epoch == ix.epoch && e.sat != nil {
 					n++
-					if len(e.x)*xDensity > len(sh.docs) {
+					if len(e.sat)*xDensity > len(sh.docs) {
 						dense++
 					}
 				}

@@ -105,7 +105,7 @@ type pruneScratch struct {
 	kord  []int   // keyword terms by posting count, descending
 	kvol  []int
 	tmax  []float64   // per text term: its list's largest x / (k1 + x)
-	xs    [][]float64 // per text term: its list's field sums, or nil
+	xs    [][]float64 // per text term: its list's saturated sums, or nil
 }
 
 // pruneMin is the number of deferred documents from which searches run
@@ -322,12 +322,12 @@ func (r *shardRun) openLists() {
 	slices.SortStableFunc(sc.kord, func(a, b int) int { return cmp.Compare(sc.kvol[b], sc.kvol[a]) })
 }
 
-// xDensity bounds the lists that keep their field sums for the pruned
+// xDensity bounds the lists that keep their saturated sums for the pruned
 // search: at most one posting in xDensity slots of the shard.
 const xDensity = 8
 
 // textLists sets top[i] to the largest x / (k1 + x) of lists[i], shard
-// sh's postings of the text term p.tf[i], and xs[i] to its field sums
+// sh's postings of the text term p.tf[i], and xs[i] to its saturated sums
 // when kept (else nil), from what the shard keeps for the current epoch
 // (postx.go), computing and keeping what is missing. The largest
 // contribution bounds a term more tightly than its weight (x / (k1 + x) <
@@ -351,15 +351,15 @@ func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, 
 			}
 			top[i], xs[i] = m, nil
 			sh.keep(id, &xList{epoch: ix.epoch, max: m}, len(ix.tfl))
-		case e.x == nil && len(l) > 0 && len(l)*xDensity <= len(sh.docs):
+		case e.sat == nil && len(l) > 0 && len(l)*xDensity <= len(sh.docs):
 			x := make([]float64, len(l))
 			for j := range l {
-				x[j] = p.fieldSum(l[j].tf, &sh.stat[l[j].slot])
+				x[j] = p.saturated(l[j].tf, &sh.stat[l[j].slot])
 			}
 			top[i], xs[i] = e.max, x
-			sh.keep(id, &xList{epoch: ix.epoch, x: x, max: e.max}, len(ix.tfl))
+			sh.keep(id, &xList{epoch: ix.epoch, sat: x, max: e.max}, len(ix.tfl))
 		default:
-			top[i], xs[i] = e.max, e.x
+			top[i], xs[i] = e.max, e.sat
 		}
 	}
 }
@@ -400,7 +400,7 @@ func (r *shardRun) splitTerms() bool {
 
 // scoreEssentialText adds the essential text terms' contributions of the
 // window's documents to sc.acc, term at a time by descending weight, and
-// marks the documents seen. A list's kept field sums give its
+// marks the documents seen. A list's kept saturated sums give its
 // contributions as plan.bm25 computes them, to the bit.
 func (r *shardRun) scoreEssentialText(lo, hi int) {
 	p, sh, sc, order := r.p, r.sh, r.sc, r.q.order
@@ -418,7 +418,7 @@ func (r *shardRun) scoreEssentialText(lo, hi int) {
 					break
 				}
 				s := slot - lo
-				sc.acc[s] += qw * x[j] / (p.k1 + x[j])
+				sc.acc[s] += qw * x[j]
 				sc.seen[s>>6] |= 1 << (s & 63)
 			}
 		}

@@ -43,7 +43,7 @@ func TestPrunedListCacheFollowsUpdates(t *testing.T) {
 		for _, sh := range ix.shards {
 			if xs := sh.xs.Load(); xs != nil {
 				for i := range xs.l {
-					if e := xs.l[i].Load(); e != nil && e.epoch == ix.epoch && e.x != nil {
+					if e := xs.l[i].Load(); e != nil && e.epoch == ix.epoch && e.sat != nil {
 						kept++
 					}
 				}

@@ -715,7 +715,7 @@ type scratch struct {
 	flags []uint8  // flagASCII, flagBoost
 	and   []uint8  // compound-term intersection
 	tmp   []uint8
-	sums  []float64 // field sums not kept (sumBuf)
+	sums  []float64 // saturated sums not kept (sumBuf)
 }
 
 // slotAcc holds one slot's accumulators side by side, so that a posting
@@ -794,16 +794,16 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 			if j := p.pairs[ti]; j >= 0 {
 				t := &p.kw[j]
 				x, pl := ix.pairList(sh, s, p, q.id, l, t)
-				addPair(s, l, x, pl, q.qw, p.k1, t.w, t.wordIDF)
+				addPair(s, l, x, pl, q.qw, t.w, t.wordIDF)
 				continue
 			}
 			x, ok := sh.sums(q.id, len(l), ix.epoch)
 			if ok {
-				addX(s, l, x, q.qw, p.k1)
+				addX(s, l, x, q.qw)
 				continue
 			}
 			p.addBM25(s, sh.stat, l, q.qw, x)
-			sh.keep(q.id, &xList{epoch: ix.epoch, x: x, max: -1}, len(ix.tfl))
+			sh.keep(q.id, &xList{epoch: ix.epoch, sat: x, max: -1}, len(ix.tfl))
 		default:
 			for _, post := range l {
 				slot := post.slot
@@ -982,7 +982,7 @@ func (ix *Index) consider(sh *shard, p *plan, slot uint32, v slotAcc, o slotOpt,
 
 // addBM25 adds the BM25F contributions of a term (qw = count × idf) with
 // postings l into the text sums of acc, marking their slots seen, and
-// writes each posting's field sum into xs (postx.go): p.bm25,
+// writes each posting's saturated field sum into xs (postx.go): p.bm25,
 // inlined for the lengths in the table. In a function of its own the loop
 // keeps its values in registers (in scoreShard they were spilled), and
 // the postings and lengths are read in place (arrays are never held in
@@ -1006,8 +1006,9 @@ func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64, xs []
 			x = float64(tf[0])*n.factor(0, ln[0]) + float64(tf[1])*n.factor(1, ln[1]) +
 				float64(tf[2])*n.factor(2, ln[2]) + float64(tf[3])*n.factor(3, ln[3])
 		}
-		xs[i] = x
-		acc[slot].text += qw * x / (k1 + x)
+		sat := x / (k1 + x)
+		xs[i] = sat
+		acc[slot].text += qw * sat
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
 }
@@ -1292,12 +1293,19 @@ func insertTop(top []Hit, h Hit, n int) []Hit {
 }
 
 // bm25 is the BM25F contribution of one query term (qw = count × idf) to
-// a document with field counts tf and statistics st: its field sum x
-// (fieldSum) saturated as qw × x / (k1 + x). The index and the tests'
-// reference scorer both call it.
+// a document with field counts tf and statistics st: qw × its saturated
+// field sum (saturated). The index and the tests' reference scorer both
+// call it.
 func (p *plan) bm25(tf tfs, st *docStat, qw float64) float64 {
+	return qw * p.saturated(tf, st)
+}
+
+// saturated is BM25F's saturated field sum x / (k1 + x) of a posting
+// (x from fieldSum), the term's contribution per unit of weight: what
+// searches keep of a list (postx.go).
+func (p *plan) saturated(tf tfs, st *docStat) float64 {
 	x := p.fieldSum(tf, st)
-	return qw * x / (p.k1 + x)
+	return x / (p.k1 + x)
 }
 
 // fieldSum is BM25F's field sum x of a posting with field counts tf in a
