@@ -180,9 +180,14 @@ func TestWebBufCurlConnect(t *testing.T) {
 	}
 	bufCurl := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command("go", append([]string{"tool", "-modfile=" + tools, "buf", "curl"}, args...)...).CombinedOutput()
+		// Stdout only: on a fresh machine the go command reports the
+		// modules it downloads on stderr.
+		var stderr bytes.Buffer
+		cmd := exec.Command("go", append([]string{"tool", "-modfile=" + tools, "buf", "curl"}, args...)...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("buf curl %v: %v\n%s", args, err, out)
+			t.Fatalf("buf curl %v: %v\n%s%s", args, err, out, stderr.Bytes())
 		}
 		return string(out)
 	}
