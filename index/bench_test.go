@@ -108,6 +108,30 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchShards measures task queries over 10k tools with 1 to 8
+// shards: below parallelMin the shards are scored one after the other, so
+// what each costs a query apart from its postings shows.
+func BenchmarkSearchShards(b *testing.B) {
+	data := benchDatasets(b)
+	for _, shards := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprint(shards), func(b *testing.B) {
+			c := &benchCorpus{set: data}
+			ix := New(Config{Shards: shards})
+			for i := range 10_000 {
+				ix.Upsert(c.doc(i))
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := ix.Search(data.Tasks[i%len(data.Tasks)], Options{}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
 func BenchmarkUpsert(b *testing.B) {
 	c := benchIndex(b, 100_000)
 	b.ReportAllocs()
