@@ -223,3 +223,36 @@ func TestPruneWork(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptMemory reports what searches keep of the posting lists
+// (TOOLDEX_KEPT_MEMORY=1 go test -run KeptMemory -v): the heap after a GC,
+// index built, then after every task query run twice, at 10k and 100k
+// tools. It only reports, so it is skipped unless asked for.
+func TestKeptMemory(t *testing.T) {
+	if os.Getenv("TOOLDEX_KEPT_MEMORY") == "" {
+		t.Skip("set TOOLDEX_KEPT_MEMORY=1 to build the 10k and 100k corpora and report")
+	}
+	b := &testing.B{}
+	benchDatasets(b)
+	if benchErr != nil {
+		t.Skip(benchErr)
+	}
+	heap := func() float64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapAlloc) / 1e6
+	}
+	for _, n := range []int{10_000, 100_000} {
+		c := benchIndex(b, n)
+		before := heap()
+		for range 2 {
+			for _, q := range benchSet.Tasks {
+				if _, err := c.ix.Search(q, Options{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		t.Logf("%d tools: heap %.1f MB built, %.1f MB after the task queries twice", n, before, heap())
+	}
+}
