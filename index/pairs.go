@@ -94,10 +94,11 @@ func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost,
 		}
 	} else {
 		x, ok := sh.sums(id, len(l), ix.epoch)
+		m := -1.0
 		if !ok {
-			p.saturatedSums(sh.stat, l, x)
+			m = p.saturatedSums(sh.stat, l, x)
 		}
-		e = &xList{epoch: ix.epoch, sat: x, max: -1}
+		e = &xList{epoch: ix.epoch, sat: x, max: m}
 		sh.keep(id, e, len(ix.tfl))
 	}
 	// Merge the word's postings and its partial name matches into
@@ -138,12 +139,14 @@ func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost,
 }
 
 // saturatedSums writes the saturated field sums of postings l into xs,
-// as addBM25 does.
-func (p *plan) saturatedSums(stat []docStat, l []tfPost, xs []float64) {
+// as addBM25 does, and returns the largest.
+func (p *plan) saturatedSums(stat []docStat, l []tfPost, xs []float64) (largest float64) {
 	xs = xs[:len(l)]
 	for i := range l {
 		xs[i] = p.saturated(l[i].tf, &stat[l[i].slot])
+		largest = max(largest, xs[i])
 	}
+	return largest
 }
 
 // hasWord is 1 for the keyword fields of a word's own posting (not only a
@@ -182,5 +185,34 @@ func addPair(s *scratch, l []tfPost, x []float64, pl *pairList, qw, w, idf float
 		a.pts += kwPoints[bi]
 		a.words += hasWord[bi] * idf
 		seen[slot>>6] |= 1 << (slot & 63)
+	}
+}
+
+// addPairSeen is addPair for the documents already seen alone (weakFrom).
+func addPairSeen(s *scratch, l []tfPost, x []float64, pl *pairList, qw, w, idf float64) {
+	acc, seen := s.acc, s.seen
+	x, b := x[:len(l)], pl.b[:len(l)]
+	for i := range l {
+		slot := l[i].slot
+		if seen[slot>>6]&(1<<(slot&63)) == 0 {
+			continue
+		}
+		xi, bi := x[i], b[i]&31
+		a := &acc[slot]
+		a.text += qw * xi
+		a.kw += kwScore[bi] * w
+		a.pts += kwPoints[bi]
+		a.words += hasWord[bi] * idf
+	}
+	eb := pl.eb[:len(pl.slots)]
+	for i, slot := range pl.slots {
+		if seen[slot>>6]&(1<<(slot&63)) == 0 {
+			continue
+		}
+		bi := eb[i] & 31
+		a := &acc[slot]
+		a.kw += kwScore[bi] * w
+		a.pts += kwPoints[bi]
+		a.words += hasWord[bi] * idf
 	}
 }

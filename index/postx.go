@@ -133,3 +133,14 @@ func addX(s *scratch, l []tfPost, x []float64, qw float64) {
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
 }
+
+// addXSeen is addX for the documents already seen alone (weakFrom).
+func addXSeen(s *scratch, l []tfPost, x []float64, qw float64) {
+	acc, seen := s.acc, s.seen
+	x = x[:len(l)]
+	for i := range l {
+		if slot := l[i].slot; seen[slot>>6]&(1<<(slot&63)) != 0 {
+			acc[slot].text += qw * x[i]
+		}
+	}
+}

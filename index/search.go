@@ -716,6 +716,7 @@ type scratch struct {
 	and   []uint8  // compound-term intersection
 	tmp   []uint8
 	sums  []float64 // saturated sums not kept (sumBuf)
+	mx    []float64 // per text term: its largest saturated sum (weakFrom)
 }
 
 // slotAcc holds one slot's accumulators side by side, so that a posting
@@ -783,6 +784,21 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	acc, seen := s.acc, s.seen
 	bm25 := p.scorer == ScorerBM25F
 	// Text scores, summed in the plan's term order.
+	weak := len(p.tf)
+	if ix.nDeferred < ix.pruneFrom && p.weakable(floor) {
+		// Each term's largest contribution in this shard, per unit of
+		// weight, where the shard keeps it.
+		mx := s.mx[:0]
+		for _, q := range p.tf {
+			m := 1.0
+			if e := sh.kept(q.id, ix.epoch); e != nil && e.max >= 0 {
+				m = e.max
+			}
+			mx = append(mx, m)
+		}
+		s.mx = mx
+		weak = p.weakFrom(floor, mx)
+	}
 	for ti, q := range p.tf {
 		l := ix.tfl.get(q.id, sh.idx)
 		switch {
@@ -794,16 +810,27 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 			if j := p.pairs[ti]; j >= 0 {
 				t := &p.kw[j]
 				x, pl := ix.pairList(sh, s, p, q.id, l, t)
-				addPair(s, l, x, pl, q.qw, t.w, t.wordIDF)
+				if ti < weak {
+					addPair(s, l, x, pl, q.qw, t.w, t.wordIDF)
+				} else {
+					addPairSeen(s, l, x, pl, q.qw, t.w, t.wordIDF)
+				}
 				continue
 			}
 			x, ok := sh.sums(q.id, len(l), ix.epoch)
-			if ok {
+			switch {
+			case ok && ti < weak:
 				addX(s, l, x, q.qw)
-				continue
+			case ok:
+				addXSeen(s, l, x, q.qw)
+			case ti < weak:
+				m := p.addBM25(s, sh.stat, l, q.qw, x)
+				sh.keep(q.id, &xList{epoch: ix.epoch, sat: x, max: m}, len(ix.tfl))
+			default:
+				m := p.saturatedSums(sh.stat, l, x)
+				sh.keep(q.id, &xList{epoch: ix.epoch, sat: x, max: m}, len(ix.tfl))
+				addXSeen(s, l, x, q.qw)
 			}
-			p.addBM25(s, sh.stat, l, q.qw, x)
-			sh.keep(q.id, &xList{epoch: ix.epoch, sat: x, max: -1}, len(ix.tfl))
 		default:
 			for _, post := range l {
 				slot := post.slot
@@ -868,6 +895,41 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 	}
 	s.top = top[:0]
 	return hits
+}
+
+// weakFrom returns the first of p's text terms from which on no document
+// the terms before have not reached can score floor or more: whatever the
+// terms from there and every keyword term not paired with an earlier text
+// term add, at most a text term's weight times mx (its list's largest
+// saturated sum, 1 when not known) and a keyword term's weight, it stays
+// under floor (bound). The search adds those terms to the documents
+// already reached only, and so reaches fewer. It returns len(p.tf) when no
+// term is so weak; the caller asks only when weakable.
+func (p *plan) weakFrom(floor float64, mx []float64) int {
+	n := len(p.tf)
+	var k float64 // the keyword terms scored after the text terms
+	for _, t := range p.kw {
+		if t.text < 0 {
+			k += t.w
+		}
+	}
+	var r float64
+	for i := n - 1; i >= 0; i-- {
+		r += p.tf[i].qw * mx[i]
+		if j := p.pairs[i]; j >= 0 {
+			k += p.kw[j].w
+		}
+		if p.bound(r, k) >= floor {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// weakable reports whether weakFrom may find weak terms: a floor, BM25F,
+// no required, CJK or name-boosted terms.
+func (p *plan) weakable(floor float64) bool {
+	return floor > 0 && p.scorer == ScorerBM25F && p.cjkTerms == 0 && p.reqAll == 0 && p.boost == nil && p.ideal > 0
 }
 
 // combine reads the slots scoreShard touched, in slot order, into the
@@ -982,12 +1044,13 @@ func (ix *Index) consider(sh *shard, p *plan, slot uint32, v slotAcc, o slotOpt,
 
 // addBM25 adds the BM25F contributions of a term (qw = count × idf) with
 // postings l into the text sums of acc, marking their slots seen, and
-// writes each posting's saturated field sum into xs (postx.go): p.bm25,
+// writes each posting's saturated field sum into xs (postx.go), returning
+// the largest: p.bm25,
 // inlined for the lengths in the table. In a function of its own the loop
 // keeps its values in registers (in scoreShard they were spilled), and
 // the postings and lengths are read in place (arrays are never held in
 // registers).
-func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64, xs []float64) {
+func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64, xs []float64) (largest float64) {
 	const m = normLens - 1
 	acc, seen := s.acc, s.seen
 	xs = xs[:len(l)]
@@ -1008,9 +1071,11 @@ func (p *plan) addBM25(s *scratch, stat []docStat, l []tfPost, qw float64, xs []
 		}
 		sat := x / (k1 + x)
 		xs[i] = sat
+		largest = max(largest, sat)
 		acc[slot].text += qw * sat
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
+	return largest
 }
 
 // cand is a hit of one shard's exhaustive search before its name is read:
