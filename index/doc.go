@@ -69,7 +69,11 @@
 // computed. A query word's text term (its stem) and keyword term (the word
 // as written) are scored in one pass over the text list, with the keyword
 // fields of each of its documents kept beside it for the index epoch
-// (pairs.go). Larger catalogs' BM25F searches skip most postings with
+// (pairs.go). Shards are scored one after the other, each from the n-th
+// best score of those before as a floor; from there, the weakest text
+// terms, whose largest contributions and every later keyword term's
+// together cannot lift a document to the floor, add to the documents
+// already reached only. Larger catalogs' BM25F searches skip most postings with
 // MaxScore dynamic pruning over per-term score bounds (prune.go), which
 // pays there and not below. Pruning is rank-safe: both paths return the
 // same hits with the same scores, which the tests check against a
