@@ -160,6 +160,16 @@ var hasWord = func() (w [32]float64) {
 	return w
 }()
 
+// addKeyword adds a keyword term's contribution to a document with fields
+// b (fieldMCP and fieldPartial included, 0 for none): its weight w times
+// the fields' share, their points, and the word idf idf when the document
+// has the word itself.
+func (a *slotAcc) addKeyword(b uint8, w, idf float64) {
+	a.kw += kwScore[b] * w
+	a.pts += kwPoints[b]
+	a.words += hasWord[b] * idf
+}
+
 // addPair adds the text contributions of a term (postings l, saturated sums
 // x, qw = count × idf, as addX) and the keyword contributions of its
 // paired term (fields pl, weight w, word idf idf, as oneWord), marking
@@ -172,18 +182,14 @@ func addPair(s *scratch, l []tfPost, x []float64, pl *pairList, qw, w, idf float
 		xi, bi := x[i], b[i]&31
 		a := &acc[slot]
 		a.text += qw * xi
-		a.kw += kwScore[bi] * w
-		a.pts += kwPoints[bi]
-		a.words += hasWord[bi] * idf
+		a.addKeyword(bi, w, idf)
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
 	eb := pl.eb[:len(pl.slots)]
 	for i, slot := range pl.slots {
 		bi := eb[i] & 31
 		a := &acc[slot]
-		a.kw += kwScore[bi] * w
-		a.pts += kwPoints[bi]
-		a.words += hasWord[bi] * idf
+		a.addKeyword(bi, w, idf)
 		seen[slot>>6] |= 1 << (slot & 63)
 	}
 }
@@ -200,9 +206,7 @@ func addPairSeen(s *scratch, l []tfPost, x []float64, pl *pairList, qw, w, idf f
 		xi, bi := x[i], b[i]&31
 		a := &acc[slot]
 		a.text += qw * xi
-		a.kw += kwScore[bi] * w
-		a.pts += kwPoints[bi]
-		a.words += hasWord[bi] * idf
+		a.addKeyword(bi, w, idf)
 	}
 	eb := pl.eb[:len(pl.slots)]
 	for i, slot := range pl.slots {
@@ -211,8 +215,6 @@ func addPairSeen(s *scratch, l []tfPost, x []float64, pl *pairList, qw, w, idf f
 		}
 		bi := eb[i] & 31
 		a := &acc[slot]
-		a.kw += kwScore[bi] * w
-		a.pts += kwPoints[bi]
-		a.words += hasWord[bi] * idf
+		a.addKeyword(bi, w, idf)
 	}
 }
