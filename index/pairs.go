@@ -80,10 +80,10 @@ func (ix *Index) pairTerms(p *plan) {
 	p.kwTmp = kw
 }
 
-// pairList returns what shard sh keeps of text term id (postings l) and
+// paired returns what shard sh keeps of text term id (postings l) and
 // keyword term t for the current epoch, the list's saturated sums and t's
 // fields, making them when the shard keeps none for t's word.
-func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost, t *kwTerm) ([]float64, *pairList) {
+func (ix *Index) paired(sh *shard, s *scratch, p *plan, id uint32, l []tfPost, t *kwTerm) ([]float64, *pairList) {
 	word := t.words[0]
 	e := sh.kept(id, ix.epoch)
 	if e != nil && len(e.sat) == len(l) {
@@ -136,17 +136,6 @@ func (ix *Index) pairList(sh *shard, s *scratch, p *plan, id uint32, l []tfPost,
 	// other's; either is made again when missed.
 	e.pairs[(e.next.Add(1)-1)%maxPairs].Store(pl)
 	return e.sat, pl
-}
-
-// saturatedSums writes the saturated field sums of postings l into xs,
-// as addBM25 does, and returns the largest.
-func (p *plan) saturatedSums(stat []docStat, l []tfPost, xs []float64) (largest float64) {
-	xs = xs[:len(l)]
-	for i := range l {
-		xs[i] = p.saturated(l[i].tf, &stat[l[i].slot])
-		largest = max(largest, xs[i])
-	}
-	return largest
 }
 
 // hasWord is 1 for the keyword fields of a word's own posting (not only a

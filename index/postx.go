@@ -22,8 +22,8 @@ import "sync/atomic"
 // bytes a posting of the lists searched (8, and room for the list to
 // grow), and a byte a posting for each keyword word scored with the list
 // (pairs.go, at most maxPairs), lists never searched nothing but their
-// entry in the shard's table (8 bytes a term). From pruneFrom documents searches run pruned
-// (prune.go), and the same table keeps what they read of a list besides
+// entry in the shard's table (8 bytes a term). From pruneFrom documents
+// searches run pruned (prune.go), and the same table keeps what they read of a list besides
 // its postings: its largest contribution, and its sums only for sparse
 // lists read twice in the epoch (textLists); the few exhaustive searches
 // there keep nothing.
@@ -31,7 +31,7 @@ import "sync/atomic"
 // xList holds what searches keep of one term list of a shard for index
 // epoch epoch: its postings' saturated field sums x / (k1 + x) in posting
 // order (nil when not kept), and the largest of them for the pruned
-// search (negative when not computed).
+// search and weakFrom (negative when not computed).
 type xList struct {
 	epoch uint64
 	sat   []float64
@@ -118,6 +118,17 @@ func (s *scratch) sumBuf(n int) []float64 {
 		s.sums = make([]float64, n+n/4)
 	}
 	return s.sums[:n]
+}
+
+// saturatedSums writes the saturated field sums of postings l into xs,
+// as addBM25 does, and returns the largest.
+func (p *plan) saturatedSums(stat []docStat, l []tfPost, xs []float64) (largest float64) {
+	xs = xs[:len(l)]
+	for i := range l {
+		xs[i] = p.saturated(l[i].tf, &stat[l[i].slot])
+		largest = max(largest, xs[i])
+	}
+	return largest
 }
 
 // addX adds the BM25F contributions of a term (qw = count × idf) with

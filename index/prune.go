@@ -353,9 +353,7 @@ func (ix *Index) textLists(p *plan, sh *shard, lists [][]tfPost, top []float64, 
 			sh.keep(id, &xList{epoch: ix.epoch, max: m}, len(ix.tfl))
 		case e.sat == nil && len(l) > 0 && len(l)*xDensity <= len(sh.docs):
 			x := make([]float64, len(l))
-			for j := range l {
-				x[j] = p.saturated(l[j].tf, &sh.stat[l[j].slot])
-			}
+			p.saturatedSums(sh.stat, l, x)
 			top[i], xs[i] = e.max, x
 			sh.keep(id, &xList{epoch: ix.epoch, sat: x, max: e.max}, len(ix.tfl))
 		default:

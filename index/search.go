@@ -270,7 +270,7 @@ type plan struct {
 
 	// Scratch reused by the next plan (see getPlan).
 	text    analysis.QueryText
-	counts  map[string]int32 // term → place in order
+	place   map[string]int32 // term → place in order
 	order   []string         // the distinct text terms
 	cnt     []int32          // their counts
 	termOrd []int32          // per text.Terms: its place in order
@@ -285,7 +285,7 @@ type plan struct {
 func (ix *Index) getPlan() *plan {
 	p, _ := ix.plans.Get().(*plan)
 	if p == nil {
-		return &plan{counts: make(map[string]int32)}
+		return &plan{place: make(map[string]int32)}
 	}
 	return p
 }
@@ -299,13 +299,13 @@ func (ix *Index) putPlan(p *plan) {
 	p.text.Reset()
 	clear(p.order)
 	clear(p.kwWords)
-	clear(p.counts)
+	clear(p.place)
 	clear(p.kwTmp)
-	tf, kw, kwWords, counts, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.counts, p.order[:0], p.kwIDs[:0]
+	tf, kw, kwWords, place, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.place, p.order[:0], p.kwIDs[:0]
 	pairs, cnt, termOrd, kwTmp := p.pairs[:0], p.cnt[:0], p.termOrd[:0], p.kwTmp[:0]
 	kq := p.kq.reset()
 	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
-	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, counts: counts, order: order, kwIDs: kwIDs, kq: kq,
+	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, place: place, order: order, kwIDs: kwIDs, kq: kq,
 		pairs: pairs, cnt: cnt, termOrd: termOrd, kwTmp: kwTmp}
 	p.pq.order, p.pq.pre = pqOrder, pqPre
 	ix.plans.Put(p)
@@ -391,17 +391,17 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 	ix.an.Analyze(&p.text, text, p.wt > 0, p.wk > 0)
 	p.boost, p.boostCore = ix.boosted(p.text.Tokens)
 	if p.wt > 0 {
-		// counts maps a term to its place in order, the distinct
+		// place maps a term to its place in order, the distinct
 		// terms; cnt holds their counts, termOrd the place of each of
 		// the query's terms (pairTerms).
-		counts := p.counts
+		place := p.place
 		most := int32(1)
 		order, cnt, termOrd := p.order[:0], p.cnt[:0], p.termOrd[:0]
 		for _, t := range p.text.Terms {
-			o, ok := counts[t]
+			o, ok := place[t]
 			if !ok {
 				o = int32(len(order))
-				counts[t] = o
+				place[t] = o
 				order, cnt = append(order, t), append(cnt, 0)
 			}
 			cnt[o]++
@@ -809,7 +809,7 @@ func (ix *Index) scoreShard(i int, p *plan, floor float64) []Hit {
 			}
 			if j := p.pairs[ti]; j >= 0 {
 				t := &p.kw[j]
-				x, pl := ix.pairList(sh, s, p, q.id, l, t)
+				x, pl := ix.paired(sh, s, p, q.id, l, t)
 				if ti < weak {
 					addPair(s, l, x, pl, q.qw, t.w, t.wordIDF)
 				} else {
