@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tooldex/tooldex/index"
@@ -35,6 +36,7 @@ func cmdEval(e env, args []string) error {
 	mix := fs.Bool("mix", false, "with --datasets: every dataset's queries over one catalog of all their tools, a mixed deployment's (with --crossval too)")
 	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min)")
 	shape := fs.String("query-shape", string(eval.ShapeFull), "rewrite queries: full, short (first 6 words), keywords (5 longest content words); several joined by '+' are evaluated together")
+	losses := fs.Int("losses", 0, "also list the N queries whose NDCG@10 under the default ranking (the first semantic row, else hybrid) falls furthest below plain BM25's, with both top 5s")
 	multi := fs.String("multi-tool", string(eval.MultiAll), "queries: all, only (those with several relevant tools), pairs (two queries joined by 'and', relevant tools united)")
 	var sem semanticFlags
 	sem.register(fs)
@@ -48,6 +50,9 @@ func cmdEval(e env, args []string) error {
 	mt, err := eval.ParseMultiTool(*multi)
 	if err != nil {
 		return fmt.Errorf("eval: --multi-tool: %w", err)
+	}
+	if *losses < 0 {
+		return errors.New("eval: --losses must not be negative")
 	}
 	if *crossval {
 		return runCrossval(e, *datasets, *grid, shapes, mt, *mix)
@@ -136,6 +141,14 @@ func cmdEval(e env, args []string) error {
 			out[m.key+"_server_R@5"] = g
 		}
 	}
+	var lost []eval.Loss
+	def := rankers[min(4, len(rankers)-1)] // bm25, keyword, tfidf, hybrid, then the semantic rows
+	if *losses > 0 {
+		if lost, err = eval.Losses(ds, def.r, rankers[0].r, *losses); err != nil {
+			return fmt.Errorf("eval --losses: %w", err)
+		}
+		out["losses"] = lost
+	}
 	if *asJSON {
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -159,7 +172,22 @@ func cmdEval(e env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s server-level R@5: %.1f\n", k, out[k+"_server_R@5"].(float64))
 		}
 	}
+	if *losses > 0 {
+		printLosses(e, lost, def.key)
+	}
 	return nil
+}
+
+// printLosses writes eval --losses' list: each query, its relevant tools
+// and the top 5 of the default ranking (named key) and of plain BM25.
+func printLosses(e env, lost []eval.Loss, key string) {
+	fmt.Fprintf(e.stdout, "\n%d queries ranked furthest below bm25 by %s (NDCG@10 difference, %s / bm25):\n", len(lost), key, key)
+	top := func(names []string) string { return strings.Join(names[:min(5, len(names))], " ") }
+	for _, l := range lost {
+		fmt.Fprintf(e.stdout, "\n%.1f (%.1f / %.1f) %s %q\n  relevant: %s\n  %s: %s\n  bm25: %s\n",
+			l.NDCG-l.BaseNDCG, l.NDCG, l.BaseNDCG, l.Query.ID, l.Query.Text,
+			strings.Join(l.Query.Relevant, " "), key, top(l.Ranked), top(l.Base))
+	}
 }
 
 // printMix writes eval --mix's table: each dataset's NDCG@10 over the

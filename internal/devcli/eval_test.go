@@ -187,3 +187,38 @@ func TestEvalStaticModelFile(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalLosses: --losses lists the queries the default ranking orders
+// below plain BM25, largest drop first, in JSON and in text.
+func TestEvalLosses(t *testing.T) {
+	args := []string{"eval", "--tools", "../../testdata/sample/tools.jsonl", "--queries", "../../testdata/sample/queries.jsonl",
+		"--semantic", "off", "--query-shape", "short", "--multi-tool", "pairs", "--losses", "5"}
+	code, stdout, stderr := runDev(append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("eval --losses --json: exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Losses []eval.Loss `json:"losses"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("eval --losses --json: %v\n%s", err, stdout)
+	}
+	if len(got.Losses) == 0 || len(got.Losses) > 5 {
+		t.Fatalf("eval --losses 5 listed %d queries, want 1 to 5 (the sample's short pairs have losses): %s", len(got.Losses), stdout)
+	}
+	for i, l := range got.Losses {
+		if l.Query.ID == "" || len(l.Query.Relevant) == 0 || l.NDCG >= l.BaseNDCG || len(l.Base) == 0 {
+			t.Errorf("loss %d = %+v: want a query with relevant tools, NDCG below the baseline's and bm25's results", i, l)
+		}
+		if i > 0 && l.NDCG-l.BaseNDCG < got.Losses[i-1].NDCG-got.Losses[i-1].BaseNDCG {
+			t.Errorf("loss %d drops %.1f, more than loss %d's %.1f: want the largest drops first", i, l.NDCG-l.BaseNDCG, i-1, got.Losses[i-1].NDCG-got.Losses[i-1].BaseNDCG)
+		}
+	}
+	code, stdout, stderr = runDev(args...)
+	if want := fmt.Sprintf("%d queries ranked furthest below bm25 by hybrid", len(got.Losses)); code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, got.Losses[0].Query.ID) {
+		t.Errorf("eval --losses: exit %d, stdout %q, stderr %q; want %q and %s", code, stdout, stderr, want, got.Losses[0].Query.ID)
+	}
+	if code, _, stderr := runDev(append(args, "--losses", "-1")...); code == 0 || !strings.Contains(stderr, "--losses") {
+		t.Errorf("eval --losses -1: exit %d, stderr %q; want a usage error naming --losses", code, stderr)
+	}
+}

@@ -13,10 +13,12 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,8 +44,9 @@ type Tool struct {
 // tool of the dataset is mapped to a legal name no tool has, so it can never be
 // found.
 type Query struct {
-	ID, Text string
-	Relevant []string // mapped legal names
+	ID       string   `json:"id"`
+	Text     string   `json:"query"`
+	Relevant []string `json:"relevant"` // mapped legal names
 }
 
 // Dataset is a loaded dataset: tools in file order and queries in file order.
@@ -284,40 +287,23 @@ var discount = func() [10]float64 {
 // names are ignored. It fails if the ranker fails or no query has a relevant
 // tool.
 func Run(ds *Dataset, r Ranker) (Metrics, error) {
-	const k = 10
 	var sum Metrics
 	n := 0
 	for _, q := range ds.Queries {
 		if len(q.Relevant) == 0 {
 			continue
 		}
-		ranked, err := rankTop(r, q, k)
+		ranked, err := rankTop(r, q, topK)
 		if err != nil {
 			return Metrics{}, err
 		}
-		// hit[i]: the result at 0-based rank i is relevant (and not a repeat).
-		var hit [k]bool
-		var hits [k + 1]int // hits[j]: relevant results in the top j
-		for i, name := range ranked {
-			hit[i] = contains(q.Relevant, name) && !contains(ranked[:i], name)
-		}
-		var dcg [k + 1]float64 // dcg[j]: DCG of the top j
-		for i := range k {
-			hits[i+1], dcg[i+1] = hits[i], dcg[i]
-			if hit[i] {
-				hits[i+1]++
-				dcg[i+1] += discount[i]
-			}
-		}
-		rel := float64(len(q.Relevant))
-		sum.R1 += float64(hits[1]) / rel
-		sum.R5 += float64(hits[5]) / rel
-		sum.R10 += float64(hits[10]) / rel
-		sum.NDCG5 += dcg[5] / idcg(5, len(q.Relevant))
-		sum.NDCG10 += dcg[10] / idcg(10, len(q.Relevant))
-		if hits[10] == len(q.Relevant) {
-			sum.Comp10++
-		}
+		m := queryMetrics(q, ranked)
+		sum.R1 += m.R1
+		sum.R5 += m.R5
+		sum.R10 += m.R10
+		sum.NDCG5 += m.NDCG5
+		sum.NDCG10 += m.NDCG10
+		sum.Comp10 += m.Comp10
 		n++
 	}
 	if n == 0 {
@@ -328,6 +314,80 @@ func Run(ds *Dataset, r Ranker) (Metrics, error) {
 		R1: sum.R1 * scale, R5: sum.R5 * scale, R10: sum.R10 * scale,
 		NDCG5: sum.NDCG5 * scale, NDCG10: sum.NDCG10 * scale, Comp10: sum.Comp10 * scale,
 	}, nil
+}
+
+// topK is the depth every metric is measured at.
+const topK = 10
+
+// queryMetrics returns the metrics of one query with relevant tools, as
+// fractions (0..1), for ranked, its top topK results. A repeated name
+// counts once.
+func queryMetrics(q Query, ranked []string) Metrics {
+	const k = topK
+	// hit[i]: the result at 0-based rank i is relevant (and not a repeat).
+	var hit [k]bool
+	for i, name := range ranked[:min(len(ranked), k)] {
+		hit[i] = contains(q.Relevant, name) && !contains(ranked[:i], name)
+	}
+	var hits [k + 1]int    // hits[j]: relevant results in the top j
+	var dcg [k + 1]float64 // dcg[j]: DCG of the top j
+	for i := range k {
+		hits[i+1], dcg[i+1] = hits[i], dcg[i]
+		if hit[i] {
+			hits[i+1]++
+			dcg[i+1] += discount[i]
+		}
+	}
+	rel := float64(len(q.Relevant))
+	m := Metrics{
+		R1: float64(hits[1]) / rel, R5: float64(hits[5]) / rel, R10: float64(hits[10]) / rel,
+		NDCG5: dcg[5] / idcg(5, len(q.Relevant)), NDCG10: dcg[10] / idcg(10, len(q.Relevant)),
+	}
+	if hits[10] == len(q.Relevant) {
+		m.Comp10 = 1
+	}
+	return m
+}
+
+// A Loss is a query that a ranking orders worse than a baseline does.
+type Loss struct {
+	Query Query `json:"query"`
+	// NDCG and BaseNDCG are the query's NDCG@10 under the ranking and
+	// the baseline, in percent.
+	NDCG     float64 `json:"ndcg10"`
+	BaseNDCG float64 `json:"base_ndcg10"`
+	// Ranked and Base are their top results.
+	Ranked []string `json:"ranked"`
+	Base   []string `json:"base"`
+}
+
+// Losses returns at most n of ds's queries whose NDCG@10 under r falls
+// below base's, the largest drops first (ties in dataset order): where a
+// ranking loses against its floor, and what it ranked instead. It fails if
+// a ranker fails.
+func Losses(ds *Dataset, r, base Ranker, n int) ([]Loss, error) {
+	var out []Loss
+	for _, q := range ds.Queries {
+		if len(q.Relevant) == 0 {
+			continue
+		}
+		ranked, err := rankTop(r, q, topK)
+		if err != nil {
+			return nil, err
+		}
+		b, err := rankTop(base, q, topK)
+		if err != nil {
+			return nil, err
+		}
+		got, want := queryMetrics(q, ranked).NDCG10, queryMetrics(q, b).NDCG10
+		if got < want {
+			out = append(out, Loss{Query: q, NDCG: 100 * got, BaseNDCG: 100 * want, Ranked: ranked, Base: b})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Loss) int {
+		return cmp.Compare(a.NDCG-a.BaseNDCG, b.NDCG-b.BaseNDCG)
+	})
+	return out[:min(n, len(out))], nil
 }
 
 // idcg is the DCG of min(k, rel) hits at the top (k <= 10, rel >= 1).

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -492,5 +493,50 @@ func TestRealDatasets(t *testing.T) {
 	}
 	if n == 0 {
 		t.Skip("no datasets found")
+	}
+}
+
+func TestLosses(t *testing.T) {
+	ds := &Dataset{Queries: []Query{
+		{ID: "1", Text: "a", Relevant: []string{"x"}},      // 1 → 1/log2(3): a loss of 37
+		{ID: "2", Text: "b", Relevant: []string{"x"}},      // 1 → 0: the worst
+		{ID: "3", Text: "c", Relevant: []string{"x"}},      // 0 → 1: a gain, left out
+		{ID: "4", Text: "d", Relevant: []string{"x"}},      // equal, left out
+		{ID: "5", Text: "e", Relevant: nil},                // no relevant tool, left out
+		{ID: "6", Text: "f", Relevant: []string{"x", "y"}}, // both → y only: a loss of 39
+	}}
+	base := &fakeRanker{rankings: map[string][]string{
+		"a": {"x"}, "b": {"x"}, "c": {"z"}, "d": {"x"}, "e": {"x"}, "f": {"x", "y"},
+	}}
+	r := &fakeRanker{rankings: map[string][]string{
+		"a": {"z", "x"}, "b": {"z"}, "c": {"x"}, "d": {"x"}, "e": {"z"}, "f": {"y"},
+	}}
+	tests := []struct {
+		n    int
+		want []string // query ids
+	}{
+		{10, []string{"2", "6", "1"}},
+		{2, []string{"2", "6"}},
+		{0, nil},
+	}
+	for _, tc := range tests {
+		got, err := Losses(ds, r, base, tc.n)
+		if err != nil {
+			t.Fatalf("Losses(n=%d): %v", tc.n, err)
+		}
+		var ids []string
+		for _, l := range got {
+			ids = append(ids, l.Query.ID)
+		}
+		if !slices.Equal(ids, tc.want) {
+			t.Errorf("Losses(n=%d) = %v, want %v", tc.n, ids, tc.want)
+		}
+	}
+	got, _ := Losses(ds, r, base, 1)
+	if l := got[0]; l.NDCG != 0 || l.BaseNDCG != 100 || !slices.Equal(l.Ranked, []string{"z"}) || !slices.Equal(l.Base, []string{"x"}) {
+		t.Errorf("worst loss = %+v, want NDCG 0, base 100, ranked [z], base [x]", l)
+	}
+	if _, err := Losses(&Dataset{Queries: []Query{{Text: "fail", Relevant: []string{"x"}}}}, r, base, 1); !errors.Is(err, errRank) {
+		t.Errorf("Losses with a failing ranker: err = %v, want %v", err, errRank)
 	}
 }
