@@ -51,8 +51,11 @@ func cmdEval(e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("eval: --multi-tool: %w", err)
 	}
-	if *losses < 0 {
+	switch {
+	case *losses < 0:
 		return errors.New("eval: --losses must not be negative")
+	case *losses > 0 && (*crossval || *mix):
+		return errors.New("eval: --losses lists one dataset's queries: it does not combine with --crossval or --mix")
 	}
 	if *crossval {
 		return runCrossval(e, *datasets, *grid, shapes, mt, *mix)

@@ -218,7 +218,9 @@ func TestEvalLosses(t *testing.T) {
 	if want := fmt.Sprintf("%d queries ranked furthest below bm25 by hybrid", len(got.Losses)); code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, got.Losses[0].Query.ID) {
 		t.Errorf("eval --losses: exit %d, stdout %q, stderr %q; want %q and %s", code, stdout, stderr, want, got.Losses[0].Query.ID)
 	}
-	if code, _, stderr := runDev(append(args, "--losses", "-1")...); code == 0 || !strings.Contains(stderr, "--losses") {
-		t.Errorf("eval --losses -1: exit %d, stderr %q; want a usage error naming --losses", code, stderr)
+	for _, extra := range [][]string{{"--losses", "-1"}, {"--mix", "--datasets", "../../testdata/sample"}} {
+		if code, _, stderr := runDev(append(args, extra...)...); code == 0 || !strings.Contains(stderr, "--losses") {
+			t.Errorf("eval --losses 5 %q: exit %d, stderr %q; want a usage error naming --losses", extra, code, stderr)
+		}
 	}
 }
