@@ -108,27 +108,34 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// BenchmarkSearchShards measures task queries over 10k tools with 1 to 8
-// shards: below parallelMin the shards are scored one after the other, so
-// what each costs a query apart from its postings shows.
+// BenchmarkSearchShards measures task and keyword queries over 10k tools
+// with 1 to 8 shards: below parallelMin the shards are scored one after
+// the other, so what each costs a query apart from its postings shows,
+// and what the floors of the shards before it save.
 func BenchmarkSearchShards(b *testing.B) {
 	data := benchDatasets(b)
-	for _, shards := range []int{1, 2, 4, 8} {
-		b.Run(fmt.Sprint(shards), func(b *testing.B) {
-			c := &benchCorpus{set: data}
-			ix := New(Config{Shards: shards})
-			for i := range 10_000 {
-				ix.Upsert(c.doc(i))
-			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if _, err := ix.Search(data.Tasks[i%len(data.Tasks)], Options{}); err != nil {
-					b.Fatal(err)
+	for _, kind := range []string{"task", "keyword"} {
+		queries := data.Tasks
+		if kind == "keyword" {
+			queries = data.Keywords
+		}
+		for _, shards := range []int{1, 2, 4, 8} {
+			b.Run(fmt.Sprintf("%s/%d", kind, shards), func(b *testing.B) {
+				c := &benchCorpus{set: data}
+				ix := New(Config{Shards: shards})
+				for i := range 10_000 {
+					ix.Upsert(c.doc(i))
 				}
-				i++
-			}
-		})
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := ix.Search(queries[i%len(queries)], Options{}); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
 	}
 }
 

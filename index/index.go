@@ -51,16 +51,19 @@ func ParseScorer(s string) (Scorer, error) {
 
 // MaxDefaultShards caps the default shard count. Below parallelMin
 // documents the shards are scored one after the other, and each costs a
-// fixed 3–9 µs a query (its lists looked up, its windows scanned): at 10k
-// tools 8 shards answer about 1.6x slower than 2, and most catalogs are far
-// smaller than parallelMin. Above it, more shards than cores only add that
-// cost (docs/BENCHMARKS.md).
+// fixed 3–9 µs a query (its lists looked up, its slots combined), so an
+// index of the default shard count holds one shard until it reaches
+// parallelMin documents (docs/BENCHMARKS.md). Above it, more shards than
+// cores only add that cost.
 const MaxDefaultShards = 4
 
 // Config tunes an Index. Zero fields take the defaults of DefaultConfig.
 type Config struct {
-	// Shards is the number of shards; 0 means GOMAXPROCS, at most
-	// MaxDefaultShards.
+	// Shards is the number of shards. 0 means GOMAXPROCS, at most
+	// MaxDefaultShards, for catalogs of parallelMin deferred documents
+	// or more, where the shards are scored in parallel; a smaller
+	// catalog is held in one shard, split when it grows to parallelMin
+	// and merged again when it shrinks below half of that.
 	Shards int
 	// Scorer is the text scorer: BM25F (the default) or the spec's cosine.
 	Scorer Scorer
@@ -94,7 +97,7 @@ type Config struct {
 // 4 NDCG points worse on bfcl). SpecConfig is the spec's.
 func DefaultConfig() Config {
 	return Config{
-		Shards:        min(runtime.GOMAXPROCS(0), MaxDefaultShards),
+		Shards:        0, // GOMAXPROCS, at most MaxDefaultShards, from parallelMin documents
 		Scorer:        ScorerBM25F,
 		KeywordWeight: DefaultKeywordWeight, TFIDFWeight: DefaultTextWeight,
 		MinTFIDF: 0.10, NameBoost: -1,
@@ -132,10 +135,7 @@ func ScorerConfig(s Scorer) Config {
 // withDefaults fills zero fields from ScorerConfig(c.Scorer).
 func (c Config) withDefaults() Config {
 	d := ScorerConfig(c.Scorer)
-	if c.Shards <= 0 {
-		c.Shards = d.Shards
-	}
-	c.Shards = min(c.Shards, math.MaxUint16) // doc.shard is a uint16
+	c.Shards = min(max(c.Shards, 0), math.MaxUint16) // doc.shard is a uint16
 	if c.KeywordWeight == 0 && c.TFIDFWeight == 0 {
 		c.KeywordWeight, c.TFIDFWeight = d.KeywordWeight, d.TFIDFWeight
 	}
@@ -206,6 +206,10 @@ type Index struct {
 
 	shards    []*shard
 	nDeferred int
+	// splitTo, when above 1, is the number of shards the index is split
+	// into once it holds splitFrom deferred documents (Config.Shards 0;
+	// tests lower splitFrom); it holds one below half of that.
+	splitTo, splitFrom int
 
 	prep  sync.Pool // *prepared
 	prune sync.Pool // *pruneScratch
@@ -397,11 +401,22 @@ func New(cfg Config) *Index {
 		partCache: make(map[string][]uint32),
 		pruneFrom: pruneMin,
 	}
-	ix.shards = make([]*shard, cfg.Shards)
-	for i := range ix.shards {
-		ix.shards[i] = &shard{idx: uint16(i)}
+	n := cfg.Shards
+	if n == 0 {
+		ix.splitTo, ix.splitFrom = min(runtime.GOMAXPROCS(0), MaxDefaultShards), parallelMin
+		n = 1
 	}
+	ix.shards = newShards(n)
 	return ix
+}
+
+// newShards returns n empty shards.
+func newShards(n int) []*shard {
+	shards := make([]*shard, n)
+	for i := range shards {
+		shards[i] = &shard{idx: uint16(i)}
+	}
+	return shards
 }
 
 // Config returns the configuration in effect.
@@ -448,6 +463,7 @@ func (ix *Index) Upsert(d Doc) {
 		ix.remove(old)
 		ix.add(p)
 	}
+	ix.fitShards()
 	ix.epoch++
 }
 
@@ -460,6 +476,7 @@ func (ix *Index) Remove(name string) bool {
 		return false
 	}
 	ix.remove(d)
+	ix.fitShards()
 	ix.epoch++
 	return true
 }

@@ -212,6 +212,50 @@ func TestInvariantMutatedEqualsFresh(t *testing.T) {
 	}
 }
 
+// TestInvariantReshard: an index of the default shard count that splits
+// and merges again as documents come and go answers every search as a
+// fresh one-shard index of the same documents does.
+func TestInvariantReshard(t *testing.T) {
+	for _, scorer := range []Scorer{ScorerBM25F, ScorerCosine} {
+		r := rand.New(rand.NewPCG(1, uint64(scorer)))
+		ix := New(Config{Scorer: scorer})
+		ix.splitTo, ix.splitFrom = 3, 60
+		live := make(map[string]Doc)
+		var seen []int // shard counts after each step
+		check := func(step string) {
+			t.Helper()
+			seen = append(seen, len(ix.shards))
+			checkSameAsFresh(t, fmt.Sprintf("%v %s (%d shards)", scorer, step, len(ix.shards)), ix, freshIndex(r, live, scorer), live)
+		}
+		for i := range 80 {
+			d := randomDoc(r, fmt.Sprintf("extra_%d", i))
+			ix.Upsert(d)
+			live[d.Name] = d
+		}
+		check("after 80 new documents")
+		for name, d := range mutate(r, ix, 300) {
+			live[name] = d
+		}
+		for name := range live { // mutate's removals of pool names
+			if !strings.HasPrefix(name, "extra_") && ix.byName(name) == nil {
+				delete(live, name)
+			}
+		}
+		check("after mutations")
+		for name := range live {
+			if len(live) < 25 {
+				break
+			}
+			ix.Remove(name)
+			delete(live, name)
+		}
+		check("after removals")
+		if want := []int{3, 3, 1}; !slices.Equal(seen, want) {
+			t.Errorf("%v: shard counts after each step %v, want %v", scorer, seen, want)
+		}
+	}
+}
+
 // Above parallelMin deferred documents the shards are scored in parallel.
 func TestInvariantParallel(t *testing.T) {
 	if testing.Short() {

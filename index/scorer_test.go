@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -143,16 +144,34 @@ func TestQueryTermSaturation(t *testing.T) {
 	}
 }
 
-// TestDefaultShards checks that the default shard count follows GOMAXPROCS
-// up to MaxDefaultShards.
+// TestDefaultShards checks that an index of the default shard count holds
+// one shard until it reaches splitFrom deferred documents, then GOMAXPROCS
+// shards up to MaxDefaultShards, and one again below half of splitFrom.
 func TestDefaultShards(t *testing.T) {
 	for _, procs := range []int{1, 2, 4, 16} {
 		old := runtime.GOMAXPROCS(procs)
-		got := DefaultConfig().Shards
+		ix := New(Config{})
 		runtime.GOMAXPROCS(old)
-		if want := min(procs, MaxDefaultShards); got != want {
-			t.Errorf("GOMAXPROCS %d: %d default shards, want %d", procs, got, want)
+		ix.splitFrom = 40
+		split := min(procs, MaxDefaultShards)
+		steps := []struct {
+			docs, want int // deferred documents after the step, shards then
+		}{{39, 1}, {40, split}, {20, split}, {19, 1}, {40, split}}
+		n := 0
+		for _, st := range steps {
+			for ; n < st.docs; n++ {
+				ix.Upsert(Doc{Name: fmt.Sprintf("tool_%d", n), Description: "a tool"})
+			}
+			for ; n > st.docs; n-- {
+				ix.Remove(fmt.Sprintf("tool_%d", n-1))
+			}
+			if got := len(ix.shards); got != st.want {
+				t.Errorf("GOMAXPROCS %d, %d documents: %d shards, want %d", procs, n, got, st.want)
+			}
 		}
+	}
+	if got := len(New(Config{Shards: 3}).shards); got != 3 {
+		t.Errorf("Config{Shards: 3}: %d shards, want 3 (a shard count given is kept)", got)
 	}
 }
 

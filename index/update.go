@@ -297,7 +297,87 @@ func (ix *Index) addMeta(p *prepared) {
 	for _, part := range p.parts {
 		ix.parts.ref(part)
 	}
-	d.shard = uint16(maphash.String(ix.seed, d.name) % uint64(len(ix.shards)))
+	d.shard = ix.shardOf(d.name)
+}
+
+// shardOf returns the shard of the deferred document named name.
+func (ix *Index) shardOf(name string) uint16 {
+	return uint16(maphash.String(ix.seed, name) % uint64(len(ix.shards)))
+}
+
+// fitShards splits an index of the default shard count into its shards
+// once it holds splitFrom deferred documents, where they are scored in
+// parallel, and merges it into one again below half of that, where more
+// shards would only add their fixed cost to every search. The caller
+// holds the write lock.
+func (ix *Index) fitShards() {
+	if ix.splitTo <= 1 {
+		return
+	}
+	switch n := len(ix.shards); {
+	case n == 1 && ix.nDeferred >= ix.splitFrom:
+		ix.reshard(ix.splitTo)
+	case n > 1 && ix.nDeferred < ix.splitFrom/2:
+		ix.reshard(1)
+	}
+}
+
+// slotPlace is a document's new shard and slot in a reshard; shard is
+// -1 for a dead slot.
+type slotPlace struct {
+	shard int32
+	slot  uint32
+}
+
+// reshard spreads the deferred documents over n new shards by their
+// names' hash, as addMeta places new ones, and moves every live posting
+// to its document's new shard and slot; dead slots and postings are
+// dropped. Documents keep their order within a shard, so the lists stay
+// sorted by slot. Nothing a search computes depends on the shard count,
+// so rankings and scores are unchanged. The caller holds the write lock.
+func (ix *Index) reshard(n int) {
+	old := ix.shards
+	ix.shards = newShards(n)
+	places := make([][]slotPlace, len(old))
+	for i, sh := range old {
+		places[i] = make([]slotPlace, len(sh.docs))
+		for s, d := range sh.docs {
+			if d == nil {
+				places[i][s] = slotPlace{shard: -1}
+				continue
+			}
+			to := ix.shards[ix.shardOf(d.name)]
+			d.shard, d.slot = to.idx, int32(len(to.docs))
+			places[i][s] = slotPlace{shard: int32(to.idx), slot: uint32(d.slot)}
+			to.docs = append(to.docs, d)
+			to.stat = append(to.stat, sh.stat[s])
+		}
+	}
+	for _, sh := range ix.shards {
+		sh.dead = make([]uint64, (len(sh.docs)+63)/64)
+		if ix.cfg.Scorer == ScorerCosine {
+			sh.normEp, sh.norm = make([]uint64, len(sh.docs)), make([]uint64, len(sh.docs))
+		}
+	}
+	ix.tfl = relist(ix.tfl, places)
+	ix.kwl = relist(ix.kwl, places)
+}
+
+// relist returns ls with every live posting moved to the shard and slot
+// places gives it (reshard).
+func relist[P posting[P]](ls lists[P], places [][]slotPlace) lists[P] {
+	out := make(lists[P], len(ls))
+	for id, sls := range ls {
+		for i := range sls {
+			m := places[sls[i].shard]
+			for _, p := range sls[i].list() {
+				if to := m[p.docSlot()]; to.shard >= 0 {
+					out.add(uint32(id), uint16(to.shard), p.withSlot(to.slot))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // removeMeta undoes addMeta, recomputing the keys, phrases and parts of d

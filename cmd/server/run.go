@@ -108,7 +108,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve Go profiles (net/http/pprof) on this address at /debug/pprof/ (empty: off; never expose it)")
 	fs.DurationVar(&c.maxExecute, "max-execute-timeout", 60*time.Second, "longest an Execute call may run, whatever the caller's deadline")
 	fs.DurationVar(&c.heartbeat, "heartbeat", 5*time.Second, "host heartbeat interval; a host silent for three intervals is declared dead")
-	fs.IntVar(&c.shards, "shards", 0, "index shards (0: GOMAXPROCS, at most 4)")
+	fs.IntVar(&c.shards, "shards", 0, "index shards (0: one below 32,768 tools, GOMAXPROCS at most 4 from there, where they are scored in parallel)")
 	fs.StringVar(&c.coreTools, "core-tools", "", "comma-separated core tool names, replacing the default 31")
 	fs.StringVar(&c.exclude, "exclude", "", "comma-separated names or patterns (mcp__x__*) kept out of search")
 	fs.StringVar(&c.includeForce, "include-force", "", "comma-separated names or patterns forced into search even when core")
