@@ -343,7 +343,23 @@ func checkHitOrder(hits []Hit) string {
 }
 
 func TestConcurrentSearchAndUpdate(t *testing.T) {
-	ix := New(Config{Shards: 3})
+	t.Run("3 shards", func(t *testing.T) { concurrentSearchAndUpdate(t, New(Config{Shards: 3}), false) })
+	t.Run("split and merged", func(t *testing.T) {
+		// The writers fill the pool and empty it in turn, so the
+		// index splits and merges while searches run.
+		ix := New(Config{})
+		ix.splitTo, ix.splitFrom = 3, len(poolNames)/2
+		if n := concurrentSearchAndUpdate(t, ix, true); n < 4 {
+			t.Errorf("the shard count changed %d times, want the index split and merged at least twice", n)
+		}
+	})
+}
+
+// concurrentSearchAndUpdate runs searches beside two writers and returns
+// how many times a writer saw the shard count change. With sweep the
+// writers alternate between mostly adding and mostly removing.
+func concurrentSearchAndUpdate(t *testing.T, ix *Index, sweep bool) int {
+	var changes atomic.Int32
 	names := make(map[string]bool)
 	for _, n := range poolNames {
 		names[n] = true
@@ -357,12 +373,21 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 	for w := range 2 {
 		writers.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), 99))
-			for range iters * 5 {
+			shards := ix.shardCount()
+			for i := range iters * 5 {
 				name := poolNames[r.IntN(len(poolNames))]
-				if r.IntN(3) == 0 {
+				remove := r.IntN(3) == 0
+				if sweep {
+					remove = r.IntN(10) < 1+8*(i/150%2)
+				}
+				if remove {
 					ix.Remove(name)
 				} else {
 					ix.Upsert(randomDoc(r, name))
+				}
+				if n := ix.shardCount(); n != shards {
+					changes.Add(1)
+					shards = n
 				}
 			}
 		})
@@ -403,6 +428,7 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+	return int(changes.Load())
 }
 
 // A search sees a document before or after an update, never half of it.
@@ -471,4 +497,11 @@ func TestSnapshotAtomicity(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// shardCount returns the number of shards, under the read lock.
+func (ix *Index) shardCount() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.shards)
 }
