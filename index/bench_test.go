@@ -43,14 +43,41 @@ func (c *benchCorpus) doc(i int) Doc {
 
 func benchDatasets(b *testing.B) *benchcorpus.Set {
 	b.Helper()
+	if err := loadBench(); err != nil {
+		b.Skip(err)
+	}
+	return benchSet
+}
+
+// loadBench loads the benchmark corpus once.
+func loadBench() error {
 	benchOnce.Do(func() {
 		dir := benchcorpus.Dir(filepath.Join("..", "..", "shared", "datasets"))
 		benchSet, benchErr = benchcorpus.Load(dir, ParamText, MaxQueryBytes)
 	})
-	if benchErr != nil {
-		b.Skip(benchErr)
+	return benchErr
+}
+
+// benchQueries returns the benchmark corpus's "keyword" or "task" queries.
+func benchQueries(b *testing.B, kind string) []string {
+	if kind == "keyword" {
+		return benchDatasets(b).Keywords
 	}
-	return benchSet
+	return benchDatasets(b).Tasks
+}
+
+// reportCorpus skips a test that only reports over the benchmark corpus
+// unless the environment variable env is set and the corpus loads, and
+// returns a B for benchIndex.
+func reportCorpus(t *testing.T, env string) *testing.B {
+	t.Helper()
+	if os.Getenv(env) == "" {
+		t.Skipf("set %s=1 to build the 10k and 100k corpora and report", env)
+	}
+	if err := loadBench(); err != nil {
+		t.Skip(err)
+	}
+	return &testing.B{}
 }
 
 // benchIndex returns an index of n replicated tools, built once per size.
@@ -89,10 +116,7 @@ func BenchmarkSearch(b *testing.B) {
 		n    int
 	}{{"keyword/1k", 1_000}, {"keyword/10k", 10_000}, {"keyword/100k", 100_000}, {"task/1k", 1_000}, {"task/10k", 10_000}, {"task/100k", 100_000}} {
 		b.Run(size.name, func(b *testing.B) {
-			queries := benchDatasets(b).Tasks
-			if strings.HasPrefix(size.name, "keyword/") {
-				queries = benchDatasets(b).Keywords
-			}
+			queries := benchQueries(b, strings.Split(size.name, "/")[0])
 			c := benchIndex(b, size.n)
 			b.ReportAllocs()
 			i := 0
@@ -115,10 +139,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkSearchShards(b *testing.B) {
 	data := benchDatasets(b)
 	for _, kind := range []string{"task", "keyword"} {
-		queries := data.Tasks
-		if kind == "keyword" {
-			queries = data.Keywords
-		}
+		queries := benchQueries(b, kind)
 		for _, shards := range []int{1, 2, 4, 8} {
 			b.Run(fmt.Sprintf("%s/%d", kind, shards), func(b *testing.B) {
 				c := &benchCorpus{set: data}
@@ -178,10 +199,7 @@ func BenchmarkAnalyze(b *testing.B) {
 func BenchmarkCompile(b *testing.B) {
 	for _, w := range []string{"keyword", "task"} {
 		b.Run(w, func(b *testing.B) {
-			queries := benchDatasets(b).Tasks
-			if w == "keyword" {
-				queries = benchDatasets(b).Keywords
-			}
+			queries := benchQueries(b, w)
 			c := benchIndex(b, 10_000)
 			b.ReportAllocs()
 			i := 0
@@ -201,21 +219,11 @@ func BenchmarkCompile(b *testing.B) {
 // candidates finished. It only reports, for comparing changes, so it is
 // skipped unless asked for.
 func TestPruneWork(t *testing.T) {
-	if os.Getenv("TOOLDEX_PRUNE_WORK") == "" {
-		t.Skip("set TOOLDEX_PRUNE_WORK=1 to build the 10k and 100k corpora and report")
-	}
-	b := &testing.B{}
-	benchDatasets(b)
-	if benchErr != nil {
-		t.Skip(benchErr)
-	}
+	b := reportCorpus(t, "TOOLDEX_PRUNE_WORK")
 	for _, n := range []int{10_000, 100_000} {
 		c := benchIndex(b, n)
 		for _, w := range []string{"keyword", "task"} {
-			queries := benchSet.Tasks
-			if w == "keyword" {
-				queries = benchSet.Keywords
-			}
+			queries := benchQueries(b, w)
 			st := &pruneStats{}
 			c.ix.pruneStats = st
 			for _, q := range queries {
@@ -236,14 +244,7 @@ func TestPruneWork(t *testing.T) {
 // index built, then after every task query run twice, at 10k and 100k
 // tools. It only reports, so it is skipped unless asked for.
 func TestKeptMemory(t *testing.T) {
-	if os.Getenv("TOOLDEX_KEPT_MEMORY") == "" {
-		t.Skip("set TOOLDEX_KEPT_MEMORY=1 to build the 10k and 100k corpora and report")
-	}
-	b := &testing.B{}
-	benchDatasets(b)
-	if benchErr != nil {
-		t.Skip(benchErr)
-	}
+	b := reportCorpus(t, "TOOLDEX_KEPT_MEMORY")
 	heap := func() float64 {
 		var m runtime.MemStats
 		runtime.GC()
