@@ -29,6 +29,13 @@
 //     0.75 for a tool whose whole multi-word name appears in the query.
 //     Results under Config.MinTFIDF (0.10) are dropped.
 //
+// BM25F weighs down a query's request words, those people ask with
+// rather than name what they want ("help", "find", "please", "want"): a
+// text term whose request share is g (analysis.RequestShares, measured
+// over the requests of several datasets) counts (1 − g)^48 times in the
+// query (Config.RequestDamping), so "please help me find the stock price"
+// is about stocks, not about a help desk.
+//
 // The hybrid score is KeywordWeight × keyword + TFIDFWeight × text (0.2 and
 // 0.8 for BM25F, the spec's 0.4 and 0.6 for cosine). With
 // Options.BlendWords, the ranked hits then give WordShare (2%) of their

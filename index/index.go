@@ -86,6 +86,16 @@ type Config struct {
 	// their topic words ("movie" three times), and counting every repeat
 	// let those words drown the rest of the task (docs/BENCHMARKS.md).
 	K3 float64
+	// RequestDamping weighs down a query's request words, those people
+	// use to ask rather than to name what they want ("help", "find",
+	// "please"; see analysis.RequestShares): a text term of request share
+	// g weighs (1 − g)^RequestDamping. 0 means the scorer's default (48
+	// for BM25F, chosen by leave-one-dataset-out evaluation; none for the
+	// spec's cosine), negative none.
+	RequestDamping float64
+	// RequestShares replaces the embedded request shares, by term (nil:
+	// analysis.RequestShares()).
+	RequestShares map[string]float64
 }
 
 // DefaultConfig returns BM25F (k1 1.2, b 0.75, k3 1) with the spec's field
@@ -103,8 +113,12 @@ func DefaultConfig() Config {
 		MinTFIDF: 0.10, NameBoost: -1,
 		NameWeight: 3.0, HintWeight: 2.5, DescWeight: 1.0, ParamWeight: 0.75,
 		K1: 1.2, B: 0.75, K3: 1,
+		RequestDamping: DefaultRequestDamping,
 	}
 }
+
+// DefaultRequestDamping is BM25F's RequestDamping.
+const DefaultRequestDamping = 48
 
 // Default hybrid weights of the BM25F scorer, measured with the eval
 // command (docs/BENCHMARKS.md).
@@ -120,6 +134,7 @@ func SpecConfig() Config {
 	c.Scorer = ScorerCosine
 	c.KeywordWeight, c.TFIDFWeight = 0.4, 0.6
 	c.NameBoost = 0.75
+	c.RequestDamping = -1
 	return c
 }
 
@@ -145,7 +160,7 @@ func (c Config) withDefaults() Config {
 	}{
 		{&c.MinTFIDF, d.MinTFIDF}, {&c.NameBoost, d.NameBoost}, {&c.NameWeight, d.NameWeight},
 		{&c.HintWeight, d.HintWeight}, {&c.DescWeight, d.DescWeight}, {&c.ParamWeight, d.ParamWeight},
-		{&c.K1, d.K1}, {&c.B, d.B}, {&c.K3, d.K3},
+		{&c.K1, d.K1}, {&c.B, d.B}, {&c.K3, d.K3}, {&c.RequestDamping, d.RequestDamping},
 	} {
 		if *f.p == 0 {
 			*f.p = f.v
@@ -407,7 +422,26 @@ func New(cfg Config) *Index {
 		n = 1
 	}
 	ix.shards = newShards(n)
+	// Each request word's weight, (1 − share)^λ, kept by term id.
+	ix.tf.weights = requestWeights(cfg)
 	return ix
+}
+
+// requestWeights returns the weight of each request word under cfg, nil
+// when damping is off.
+func requestWeights(cfg Config) map[string]float64 {
+	if cfg.RequestDamping <= 0 {
+		return nil
+	}
+	shares := cfg.RequestShares
+	if shares == nil {
+		shares = analysis.RequestShares()
+	}
+	w := make(map[string]float64, len(shares))
+	for t, g := range shares {
+		w[t] = math.Pow(1-g, cfg.RequestDamping)
+	}
+	return w
 }
 
 // newShards returns n empty shards.

@@ -416,14 +416,15 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 			}
 			c := cnt[o]
 			df := float64(ix.tf.df[id])
+			rw := ix.tf.weight(id) // a request word weighs less (Config.RequestDamping)
 			var idf, w float64
 			if p.scorer == ScorerCosine {
 				idf = math.Log(N / df)
-				w = float64(c) / float64(most) * idf
+				w = float64(c) / float64(most) * idf * rw
 				p.qnorm += w * w
 			} else {
 				idf = bm25IDF(df, N)
-				w = queryTermWeight(c, ix.cfg.K3)
+				w = queryTermWeight(c, ix.cfg.K3) * rw
 				p.ideal += w * idf
 			}
 			cjk := isCJKTerm(t)

@@ -20,6 +20,12 @@ type vocab struct {
 	df    []int32
 	free  []uint32
 	n     int // strings held
+
+	// weights, when set, gives some strings a weight other than 1, kept
+	// by id in w (the request words of the text terms, so that a query
+	// reads a term's weight with its id, not by hashing it again).
+	weights map[string]float64
+	w       []float64
 }
 
 func newVocab(seed maphash.Seed) vocab { return vocab{seed: seed} }
@@ -69,6 +75,16 @@ func (v *vocab) ref(s string) uint32 {
 		id = uint32(len(v.df))
 		v.df = append(v.df, 0)
 		v.strs = append(v.strs, "")
+		if v.weights != nil {
+			v.w = append(v.w, 0)
+		}
+	}
+	if v.weights != nil {
+		w, ok := v.weights[s]
+		if !ok {
+			w = 1
+		}
+		v.w[id] = w
 	}
 	// A copy: s may be a slice of the document's text, which it would
 	// keep alive as long as the vocabulary has it.
@@ -137,4 +153,12 @@ func (v *vocab) lookup(s string) (uint32, bool) {
 		return 0, false
 	}
 	return v.slots[i] - 1, true
+}
+
+// weight returns the weight of id (1 without weights).
+func (v *vocab) weight(id uint32) float64 {
+	if v.weights == nil {
+		return 1
+	}
+	return v.w[id]
 }

@@ -26,6 +26,7 @@ var gridParams = map[string]func(c *index.Config, v float64){
 	"desc":    func(c *index.Config, v float64) { c.DescWeight = v },
 	"param":   func(c *index.Config, v float64) { c.ParamWeight = v },
 	"min":     func(c *index.Config, v float64) { c.MinTFIDF = v },
+	"request": func(c *index.Config, v float64) { c.RequestDamping = v },
 }
 
 // settingConfig is the default configuration with s applied. A keyword
@@ -42,7 +43,7 @@ func settingConfig(s eval.Setting) (index.Config, error) {
 			}
 			return c, fmt.Errorf("unknown grid parameter %q (want one of %s)", p.Name, strings.Join(sorted(names), ", "))
 		}
-		if p.Value < 0 && p.Name != "b" && p.Name != "k3" {
+		if p.Value < 0 && p.Name != "b" && p.Name != "k3" && p.Name != "request" {
 			return c, fmt.Errorf("grid parameter %s=%v: must not be negative", p.Name, p.Value)
 		}
 		set(&c, p.Value)

@@ -1,6 +1,7 @@
 package devcli
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ func TestSettingConfig(t *testing.T) {
 		check   func(c index.Config) bool
 		wantErr string
 	}{
-		{s: nil, check: func(c index.Config) bool { return c == d }},
+		{s: nil, check: func(c index.Config) bool { return reflect.DeepEqual(c, d) }},
+		{s: eval.Setting{{Name: "request", Value: -1}}, check: func(c index.Config) bool { return c.RequestDamping == -1 }},
 		{s: eval.Setting{{Name: "keyword", Value: 0.3}}, check: func(c index.Config) bool { return c.KeywordWeight == 0.3 && c.TFIDFWeight == 0.7 }},
 		{s: eval.Setting{{Name: "keyword", Value: 0.3}, {Name: "text", Value: 2}}, check: func(c index.Config) bool { return c.KeywordWeight == 0.3 && c.TFIDFWeight == 2 }},
 		{s: eval.Setting{{Name: "k1", Value: 2}, {Name: "b", Value: -1}, {Name: "param", Value: 1}}, check: func(c index.Config) bool { return c.K1 == 2 && c.B == -1 && c.ParamWeight == 1 }},

@@ -34,9 +34,11 @@ func cmdEval(e env, args []string) error {
 	crossval := fs.Bool("crossval", false, "leave-one-dataset-out evaluation of --grid over --datasets (see README)")
 	datasets := fs.String("datasets", "", "with --crossval or --mix: dataset folders, comma-separated (a folder of dataset folders counts as each of them)")
 	mix := fs.Bool("mix", false, "with --datasets: every dataset's queries over one catalog of all their tools, a mixed deployment's (with --crossval too)")
-	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min)")
+	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min, request)")
 	shape := fs.String("query-shape", string(eval.ShapeFull), "rewrite queries: full, short (first 6 words), keywords (5 longest content words); several joined by '+' are evaluated together")
 	losses := fs.Int("losses", 0, "also list the N queries whose NDCG@10 under the default ranking (the first semantic row, else hybrid) falls furthest below plain BM25's, with both top 5s")
+	damping := fs.Float64("request-damping", 0, "weigh a request word of share g by (1 − g)^this (default: the scorer's, 48 for bm25f, none for cosine; negative: none)")
+	requestWords := fs.String("request-words", "", "a request-word table (tooldex-dev request-words's output) in place of the embedded one, to measure one made without the evaluated dataset")
 	multi := fs.String("multi-tool", string(eval.MultiAll), "queries: all, only (those with several relevant tools), pairs (two queries joined by 'and', relevant tools united)")
 	var sem semanticFlags
 	sem.register(fs)
@@ -99,6 +101,14 @@ func cmdEval(e env, args []string) error {
 		return errors.New("eval: weights must be non-negative and not both zero")
 	}
 	cfg.ParamWeight, cfg.K1, cfg.B, cfg.K3 = *pw, *k1, *b, *k3
+	if set["request-damping"] {
+		cfg.RequestDamping = *damping
+	}
+	if *requestWords != "" {
+		if cfg.RequestShares, err = readRequestShares(*requestWords); err != nil {
+			return fmt.Errorf("eval: --request-words: %w", err)
+		}
+	}
 	ix := index.New(cfg)
 	for _, t := range ds.Tools {
 		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})

@@ -16,6 +16,7 @@ The client of a running server is tooldex (cmd/tooldex).
 commands:
   eval            evaluate ranking in-process on a dataset (--crossval: leave-one-dataset-out over --datasets)
   bench memory    memory the service holds for --tools N dataset tools, in-process (no server)
+  request-words   the request share of each term over --datasets (index/analysis/requestwords.tsv)
 
 Run 'tooldex-dev COMMAND -h' for a command's flags.`
 
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	switch cmd {
 	case "eval":
 		return cmdEval(e, args)
+	case "request-words":
+		return cmdRequestWords(e, args)
 	case "bench":
 		if len(args) == 0 || args[0] != "memory" {
 			return errors.New("bench: usage: tooldex-dev bench memory [--tools N] [--datasets DIR] (the load generator against a server is tooldex bench search)")
