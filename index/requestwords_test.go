@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"testing"
 )
 
@@ -80,15 +81,8 @@ func TestRequestWordAlone(t *testing.T) {
 		t.Fatalf("help: %v damped, %v undamped", got.Hits, want.Hits)
 	}
 	for i := range got.Hits {
-		if g, w := got.Hits[i], want.Hits[i]; g.Name != w.Name || abs(g.Score-w.Score) > 1e-12 {
+		if g, w := got.Hits[i], want.Hits[i]; g.Name != w.Name || math.Abs(g.Score-w.Score) > 1e-12 {
 			t.Errorf("help, hit %d: %s %.15f damped, %s %.15f undamped", i, g.Name, g.Score, w.Name, w.Score)
 		}
 	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

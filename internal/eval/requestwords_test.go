@@ -2,6 +2,7 @@ package eval
 
 import (
 	"maps"
+	"math"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestRequestShares(t *testing.T) {
 		t.Fatalf("RequestShares = %v, want %v", got, want)
 	}
 	for term, w := range want {
-		if g := got[term]; abs(g-w) > 1e-12 {
+		if g := got[term]; math.Abs(g-w) > 1e-12 {
 			t.Errorf("share of %q = %v, want %v", term, g, w)
 		}
 	}
@@ -67,11 +68,4 @@ func TestWriteRequestShares(t *testing.T) {
 	if !maps.Equal(back, shares) {
 		t.Errorf("parsed back %v, want %v", back, shares)
 	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
