@@ -93,8 +93,8 @@ type Config struct {
 	// for BM25F, chosen by leave-one-dataset-out evaluation; none for the
 	// spec's cosine), negative none.
 	RequestDamping float64
-	// RequestShares replaces the embedded request shares, by term (nil:
-	// analysis.RequestShares()).
+	// RequestShares replaces the embedded request shares, by term, each
+	// in [0, 1] (nil: analysis.RequestShares()).
 	RequestShares map[string]float64
 }
 
@@ -439,7 +439,12 @@ func requestWeights(cfg Config) map[string]float64 {
 	}
 	w := make(map[string]float64, len(shares))
 	for t, g := range shares {
-		w[t] = math.Pow(1-g, cfg.RequestDamping)
+		// A share outside [0, 1] (a caller's table) is clamped into
+		// it, and NaN counts as none.
+		if !(g > 0) {
+			g = 0
+		}
+		w[t] = math.Pow(1-min(g, 1), cfg.RequestDamping)
 	}
 	return w
 }

@@ -30,6 +30,7 @@ func TestRequestWords(t *testing.T) {
 		{"default", Config{}, "ticker_lookup"},
 		{"off", Config{RequestDamping: -1}, "support_desk"},
 		{"own table", Config{RequestShares: map[string]float64{"stock": 0.3, "price": 0.3}}, "support_desk"},
+		{"own table out of range", Config{RequestShares: map[string]float64{"stock": 7, "price": -2, "help": math.NaN()}}, "support_desk"},
 	}
 	for _, tt := range tests {
 		ix := New(tt.cfg)
