@@ -54,6 +54,7 @@ type config struct {
 	scorer       index.Scorer
 	wKeyword     float64
 	wTFIDF       float64
+	damping      float64
 	logLevel     string
 	logFormat    string
 	maxMsgBytes  int
@@ -115,6 +116,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	scorer := fs.String("scorer", "bm25f", "text scorer: bm25f, or cosine (the spec's TF-IDF, with its 0.4/0.6 weights and name boost)")
 	fs.Float64Var(&c.wKeyword, "weight-keyword", 0, "weight of the keyword score in the hybrid (0: the scorer's default, 0.2 for bm25f, 0.4 for cosine)")
 	fs.Float64Var(&c.wTFIDF, "weight-tfidf", 0, "weight of the text score in the hybrid (0: the scorer's default, 0.8 for bm25f, 0.6 for cosine)")
+	fs.Float64Var(&c.damping, "request-damping", 0, "weigh down the words people ask with (help, find, please): a query word of request share g weighs (1 − g)^this (0: the scorer's default, 48 for bm25f, none for cosine; negative: none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "console", "console or json")
 	fs.IntVar(&c.maxMsgBytes, "max-message-bytes", limit.MaxMessageBytes, "largest gRPC message accepted or sent (hosts, the bridge, the façade and the CLI take at most 16 MiB; a larger call to a host fails alone)")
@@ -235,7 +237,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	svc := service.New(service.Config{
 		Policy:          policy,
-		Index:           index.Config{Shards: c.shards, Scorer: c.scorer, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF},
+		Index:           index.Config{Shards: c.shards, Scorer: c.scorer, KeywordWeight: c.wKeyword, TFIDFWeight: c.wTFIDF, RequestDamping: c.damping},
 		Logger:          log,
 		Registry:        registry.Config{HeartbeatInterval: c.heartbeat},
 		Permissions:     perms,

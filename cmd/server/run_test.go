@@ -111,6 +111,11 @@ func TestParseFlagsEnvFallback(t *testing.T) {
 			env:   map[string]string{"TOOL_SEARCH_WEIGHT_KEYWORD": "0"},
 			check: func(c *config) string { return want(c.wKeyword == 0 && c.wTFIDF == 0.8, "keyword 0, text default", c) },
 		},
+		{
+			name:  "request damping",
+			env:   map[string]string{"TOOLDEX_REQUEST_DAMPING": "-1"},
+			check: func(c *config) string { return want(c.damping == -1, "request damping off", c) },
+		},
 		{name: "bad scorer", env: map[string]string{"TOOLDEX_SCORER": "dense"}, wantErr: "dense"},
 		{name: "bad env value", env: map[string]string{"TOOLDEX_SHARDS": "many"}, wantErr: "TOOLDEX_SHARDS"},
 		{name: "bad weights", args: []string{"--weight-keyword", "0", "--weight-tfidf", "0"}, wantErr: "weights"},
