@@ -21,10 +21,7 @@ import (
 // weigh nothing). The minimum keeps the words every set's requests use,
 // not the topics one set's requests are about.
 func RequestShares(an *analysis.Analyzer, sets []Named, kappa, minShare float64) map[string]float64 {
-	if len(sets) == 0 {
-		return map[string]float64{}
-	}
-	var share map[string]float64
+	share := map[string]float64{}
 	for i, s := range sets {
 		q := termFractions(an, len(s.Dataset.Queries), func(j int) string { return s.Dataset.Queries[j].Text })
 		d := termFractions(an, len(s.Dataset.Tools), func(j int) string {
@@ -34,12 +31,14 @@ func RequestShares(an *analysis.Analyzer, sets []Named, kappa, minShare float64)
 		next := make(map[string]float64)
 		for t, f := range q {
 			g := f - kappa*d[t]
-			if prev, ok := share[t]; ok || i == 0 {
-				if i > 0 {
-					g = min(g, prev)
+			if i > 0 {
+				prev, ok := share[t]
+				if !ok {
+					continue // not in an earlier set's queries
 				}
-				next[t] = g
+				g = min(g, prev)
 			}
+			next[t] = g
 		}
 		share = next
 	}
