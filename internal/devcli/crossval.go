@@ -3,10 +3,13 @@ package devcli
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/index/analysis"
 	"github.com/tooldex/tooldex/internal/eval"
+	"github.com/tooldex/tooldex/internal/semantic"
 )
 
 // defaultGrid is the lexical grid eval --crossval tries unless --grid is
@@ -72,7 +75,7 @@ func sorted(s []string) []string {
 }
 
 // hybridRanker indexes ds's tools with cfg and ranks hybrid.
-func hybridRanker(ds *eval.Dataset, cfg index.Config) eval.Ranker {
+func hybridRanker(ds *eval.Dataset, cfg index.Config) ranker {
 	ix := index.New(cfg)
 	for _, t := range ds.Tools {
 		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})
@@ -84,10 +87,7 @@ func hybridRanker(ds *eval.Dataset, cfg index.Config) eval.Ranker {
 // of folders, each a dataset (holding tools.jsonl) or a folder of them.
 func datasetDirs(spec string) ([]string, error) {
 	var dirs []string
-	for d := range strings.SplitSeq(spec, ",") {
-		if d = strings.TrimSpace(d); d == "" {
-			continue
-		}
+	for _, d := range commaList(spec) {
 		if m, _ := filepath.Glob(filepath.Join(d, "tools.jsonl")); len(m) > 0 {
 			dirs = append(dirs, d)
 			continue
@@ -106,20 +106,44 @@ func datasetDirs(spec string) ([]string, error) {
 	return dirs, nil
 }
 
+// commaList returns the non-empty items of a comma-separated list, trimmed.
+func commaList(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // loadSets loads the dataset folders of spec (datasetDirs), over one
 // catalog when mix is set (eval.Mix), and reshapes their queries.
 func loadSets(spec string, shapes []eval.Shape, multi eval.MultiTool, mix bool) ([]eval.Named, error) {
+	raw, err := loadRaw(spec)
+	if err != nil {
+		return nil, err
+	}
+	return shapeSets(raw, shapes, multi, mix)
+}
+
+// loadRaw loads the dataset folders of spec (datasetDirs) as they are.
+func loadRaw(spec string) ([]eval.Named, error) {
 	dirs, err := datasetDirs(spec)
 	if err != nil {
 		return nil, err
 	}
-	sets, err := eval.LoadDirs(dirs)
-	if err != nil {
-		return nil, err
-	}
+	return eval.LoadDirs(dirs)
+}
+
+// shapeSets puts raw's datasets over one catalog when mix is set
+// (eval.Mix) and reshapes their queries; raw is not changed.
+func shapeSets(raw []eval.Named, shapes []eval.Shape, multi eval.MultiTool, mix bool) ([]eval.Named, error) {
+	sets := slices.Clone(raw)
 	if mix {
 		sets = eval.Mix(sets)
 	}
+	var err error
 	for i := range sets {
 		if sets[i].Dataset, err = eval.Reshape(sets[i].Dataset, shapes, multi); err != nil {
 			return nil, fmt.Errorf("%s: %w", sets[i].Name, err)
@@ -128,37 +152,157 @@ func loadSets(spec string, shapes []eval.Shape, multi eval.MultiTool, mix bool) 
 	return sets, nil
 }
 
+// crossvalRun is what eval --crossval measures.
+type crossvalRun struct {
+	datasets, grid string
+	shapes         []eval.Shape
+	multi          eval.MultiTool
+	mix            bool
+	sem            *semanticFlags
+	// shares, when set, is the request-word table of every fold
+	// (--request-words); otherwise each fold learns its own from the
+	// other datasets, those named in from if it is not empty
+	// (--request-from).
+	shares map[string]float64
+	from   []string
+}
+
+// ratioAxis is the grid axis of the dense share of a fused score.
+const ratioAxis = "semantic"
+
+// splitSetting separates a setting's dense share (ratioAxis), ratio when
+// it has none, from its index parameters.
+func splitSetting(s eval.Setting, ratio float64) (eval.Setting, float64) {
+	var idx eval.Setting
+	for _, p := range s {
+		if p.Name == ratioAxis {
+			ratio = p.Value
+			continue
+		}
+		idx = append(idx, p)
+	}
+	return idx, ratio
+}
+
+// foldShares returns, for each dataset of raw, the request-word table
+// learned from the other datasets' queries and tools with request-words'
+// defaults, as the embedded table is made (eval.RequestShares): a fold's
+// ranking never learns from the queries it is measured on. When from is
+// not empty, only the datasets it names are learned from (the embedded
+// table's are those whose licences allow a derived file).
+func foldShares(raw []eval.Named, from []string) ([]map[string]float64, error) {
+	for _, name := range from {
+		if !slices.ContainsFunc(raw, func(n eval.Named) bool { return n.Name == name }) {
+			return nil, fmt.Errorf("--request-from: no dataset %q among --datasets", name)
+		}
+	}
+	an := analysis.New()
+	out := make([]map[string]float64, len(raw))
+	for d := range raw {
+		var train []eval.Named
+		for i, s := range raw {
+			if i != d && (len(from) == 0 || slices.Contains(from, s.Name)) {
+				train = append(train, s)
+			}
+		}
+		out[d] = eval.RequestShares(an, train, defaultRequestKappa, defaultRequestMinShare)
+	}
+	return out, nil
+}
+
 // runCrossval is eval --crossval: the leave-one-dataset-out table of the
 // grid over the datasets, beside plain BM25 and the current defaults.
-func runCrossval(e env, datasets, grid string, shapes []eval.Shape, multi eval.MultiTool, mix bool) error {
-	g, err := eval.ParseGrid(grid)
+// Every ranking is the server's default one: with dense retrieval fused
+// unless --semantic is off (one store per catalog, shared by its folds'
+// settings), and with the request-word table learned without the
+// held-out dataset.
+func runCrossval(e env, c crossvalRun) error {
+	g, err := eval.ParseGrid(c.grid)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	mode, err := c.sem.resolve()
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	settings := g.Settings()
-	for _, s := range settings[:1] {
-		if _, err := settingConfig(s); err != nil {
+	for _, s := range settings {
+		idx, ratio := splitSetting(s, 0)
+		if _, err := settingConfig(idx); err != nil {
 			return fmt.Errorf("eval: --grid: %w", err)
 		}
+		if len(idx) < len(s) && (mode == semantic.ModeOff || !(ratio > 0 && ratio <= 1)) {
+			return fmt.Errorf("eval: --grid: %s=%v needs dense retrieval and a share in (0, 1]", ratioAxis, ratio)
+		}
 	}
-	sets, err := loadSets(datasets, shapes, multi, mix)
+	raw, err := loadRaw(c.datasets)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	baselines := []eval.Baseline{
-		{Name: "BM25", Build: func(ds *eval.Dataset) (eval.Ranker, error) { return eval.PlainBM25(ds), nil }},
-		{Name: "default", Build: func(ds *eval.Dataset) (eval.Ranker, error) { return hybridRanker(ds, index.DefaultConfig()), nil }},
+	shares := make([]map[string]float64, len(raw))
+	if c.shares != nil {
+		for d := range shares {
+			shares[d] = c.shares
+		}
+	} else if shares, err = foldShares(raw, c.from); err != nil {
+		return fmt.Errorf("eval: %w", err)
 	}
-	build := func(ds *eval.Dataset, s eval.Setting) (eval.Ranker, error) {
-		cfg, err := settingConfig(s)
+	sets, err := shapeSets(raw, c.shapes, c.multi, c.mix)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	// One dense store per catalog: every set's under --mix.
+	stores := make([]*semantic.Store, len(sets))
+	ratio := semantic.DefaultRatio(mode)
+	if len(c.sem.ratios) > 0 {
+		ratio = c.sem.ratios[0]
+	}
+	if mode != semantic.ModeOff {
+		for d := range sets {
+			if d > 0 && c.mix {
+				stores[d] = stores[0]
+				continue
+			}
+			st, stop, err := c.sem.store(mode, sets[d].Tools)
+			if err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
+			defer stop()
+			stores[d] = st
+		}
+	}
+	rank := func(d int, s eval.Setting) (eval.Ranker, error) {
+		idx, r := splitSetting(s, ratio)
+		cfg, err := settingConfig(idx)
 		if err != nil {
 			return nil, err
 		}
-		return hybridRanker(ds, cfg), nil
+		cfg.RequestShares = shares[d]
+		lex := hybridRanker(sets[d].Dataset, cfg)
+		if stores[d] == nil {
+			return lex, nil
+		}
+		return semanticRanker{ix: lex.ix, st: stores[d], ratio: r}, nil
 	}
-	cv, err := eval.CrossValidate(sets, settings, baselines, build)
+	baselines := []eval.Baseline{
+		{Name: "BM25", Build: func(d int) (eval.Ranker, error) { return eval.PlainBM25(sets[d].Dataset), nil }},
+		{Name: "default", Build: func(d int) (eval.Ranker, error) { return rank(d, nil) }},
+	}
+	cv, err := eval.CrossValidate(sets, settings, baselines, rank)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	how := "lexical (--semantic off)"
+	if mode != semantic.ModeOff {
+		how = fmt.Sprintf("fused with the %s model's dense retrieval at %g", mode, ratio)
+	}
+	table := "each fold's request words learned from the other datasets"
+	if len(c.from) > 0 {
+		table += " among " + strings.Join(c.from, ", ")
+	}
+	if c.shares != nil {
+		table = "every fold's request words from --request-words"
+	}
+	fmt.Fprintf(e.stdout, "rankings %s; %s\n\n", how, table)
 	return cv.Print(e.stdout)
 }

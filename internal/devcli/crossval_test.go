@@ -1,11 +1,17 @@
 package devcli
 
 import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tooldex/tooldex/index"
+	"github.com/tooldex/tooldex/index/analysis"
 	"github.com/tooldex/tooldex/internal/eval"
 )
 
@@ -54,5 +60,112 @@ func TestDefaultGridParses(t *testing.T) {
 func TestDatasetDirs(t *testing.T) {
 	if _, err := datasetDirs(t.TempDir()); err == nil {
 		t.Error("empty folder: no error")
+	}
+}
+
+// writeDataset writes tools and queries (JSON lines) into dir/name and
+// returns that folder.
+func writeDataset(t *testing.T, dir, name, tools, queries string) string {
+	t.Helper()
+	d := filepath.Join(dir, name)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, data := range map[string]string{"tools.jsonl": tools, "queries.jsonl": queries} {
+		if err := os.WriteFile(filepath.Join(d, f), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// crossvalDefault runs eval --crossval with args and returns the default
+// column's NDCG@10 on the dataset named row.
+func crossvalDefault(t *testing.T, row string, args ...string) float64 {
+	t.Helper()
+	code, stdout, stderr := runDev(append([]string{"eval", "--crossval", "--vector-cache", ""}, args...)...)
+	if code != 0 {
+		t.Fatalf("eval --crossval %v: exit %d: %s", args, code, stderr)
+	}
+	for line := range strings.Lines(stdout) {
+		f := strings.Fields(line)
+		if len(f) == 5 && f[0] == row {
+			v, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				t.Fatalf("default column of %q: %v", line, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("eval --crossval %v: no row %q:\n%s", args, row, stdout)
+	return 0
+}
+
+// TestCrossvalRequestWordsPerFold: a fold's ranking learns its request
+// words from the other datasets only. In dataset c, "help" is what the
+// relevant tool is about; the embedded table, made from requests that ask
+// for help, weighs it down and ranks the other tool first, while a and b's
+// requests never say "help", so c's fold keeps it.
+func TestCrossvalRequestWordsPerFold(t *testing.T) {
+	dir := t.TempDir()
+	tools := `{"name": "weather_now", "description": "Current weather of a city."}
+{"name": "send_mail", "description": "Send an e-mail message."}
+`
+	a := writeDataset(t, dir, "a", tools, `{"id": 1, "query": "weather in paris", "relevant": ["weather_now"]}
+{"id": 2, "query": "send an e-mail to bob", "relevant": ["send_mail"]}
+`)
+	b := writeDataset(t, dir, "b", tools, `{"id": 1, "query": "current weather of rome", "relevant": ["weather_now"]}
+{"id": 2, "query": "mail a message", "relevant": ["send_mail"]}
+`)
+	c := writeDataset(t, dir, "c", `{"name": "support_agent", "description": "Get help with a support ticket."}
+{"name": "ticket_status", "description": "Status of a ticket."}
+`, `{"id": 1, "query": "help with my ticket", "relevant": ["support_agent"]}
+`)
+	sets := a + "," + b + "," + c
+	// The fixture's premise: the embedded table ranks c's tool second.
+	code, stdout, stderr := runDev("eval", "--semantic", "off", "--json", "--tools", filepath.Join(c, "tools.jsonl"), "--queries", filepath.Join(c, "queries.jsonl"))
+	var got map[string]map[string]float64
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil {
+		t.Fatalf("eval on c: exit %d: %s %s", code, stdout, stderr)
+	}
+	embedded := got["hybrid"]["NDCG@10"]
+	if embedded <= 0 || embedded >= 100 {
+		t.Fatalf("the embedded table ranks c's tool first or not at all (NDCG@10 %v): the fixture tests nothing", embedded)
+	}
+	for _, sem := range []string{"off", "static"} {
+		if got := crossvalDefault(t, "c", "--semantic", sem, "--datasets", sets, "--grid", "request=48"); got != 100 {
+			t.Errorf("--semantic %s: c's default NDCG@10 = %v, want 100 (its fold's table learned from a and b)", sem, got)
+		}
+	}
+	// --request-words puts one table in every fold.
+	table := filepath.Join(dir, "table.tsv")
+	f, err := os.Create(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eval.WriteRequestShares(f, analysis.RequestShares(), nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := crossvalDefault(t, "c", "--semantic", "off", "--datasets", sets, "--grid", "request=48", "--request-words", table); math.Abs(got-embedded) > 0.05 {
+		t.Errorf("--request-words with the embedded table: c's default NDCG@10 = %v, want %v", got, embedded)
+	}
+	// --request-from names which datasets a fold learns from: from c
+	// alone, a and b's folds learn "help", c's fold learns nothing.
+	if got := crossvalDefault(t, "c", "--semantic", "off", "--datasets", sets, "--grid", "request=48", "--request-from", "c"); got != 100 {
+		t.Errorf("--request-from c: c's default NDCG@10 = %v, want 100", got)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--request-from", "nope"}, `no dataset "nope"`},
+		{[]string{"--semantic", "off", "--grid", "semantic=0.1"}, "needs dense retrieval"},
+		{[]string{"--grid", "semantic=2"}, "needs dense retrieval and a share in (0, 1]"},
+	} {
+		args := append([]string{"eval", "--crossval", "--vector-cache", "", "--datasets", sets}, tt.args...)
+		if code, _, stderr := runDev(args...); code == 0 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want an error with %q", tt.args, code, stderr, tt.want)
+		}
 	}
 }

@@ -34,11 +34,12 @@ func cmdEval(e env, args []string) error {
 	crossval := fs.Bool("crossval", false, "leave-one-dataset-out evaluation of --grid over --datasets (see README)")
 	datasets := fs.String("datasets", "", "with --crossval or --mix: dataset folders, comma-separated (a folder of dataset folders counts as each of them)")
 	mix := fs.Bool("mix", false, "with --datasets: every dataset's queries over one catalog of all their tools, a mixed deployment's (with --crossval too)")
-	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min, request)")
+	grid := fs.String("grid", defaultGrid, "with --crossval: parameters and values, name=v1,v2;... (keyword, text, k1, b, k3, name, hint, desc, param, min, request, and semantic: the dense share)")
 	shape := fs.String("query-shape", string(eval.ShapeFull), "rewrite queries: full, short (first 6 words), keywords (5 longest content words); several joined by '+' are evaluated together")
 	losses := fs.Int("losses", 0, "also list the N queries whose NDCG@10 under the default ranking (the first semantic row, else hybrid) falls furthest below plain BM25's, with both top 5s")
 	damping := fs.Float64("request-damping", 0, "weigh a request word of share g by (1 − g)^this (default: the scorer's, 48 for bm25f, none for cosine; negative: none)")
-	requestWords := fs.String("request-words", "", "a request-word table (tooldex-dev request-words's output) in place of the embedded one, to measure one made without the evaluated dataset")
+	requestWords := fs.String("request-words", "", "a request-word table (tooldex-dev request-words's output) in place of the embedded one, to measure one made without the evaluated dataset (with --crossval: for every fold, instead of each fold's own)")
+	requestFrom := fs.String("request-from", "", "with --crossval: the datasets, by folder name and comma-separated, a fold's request-word table may learn from (default: every other one)")
 	multi := fs.String("multi-tool", string(eval.MultiAll), "queries: all, only (those with several relevant tools), pairs (two queries joined by 'and', relevant tools united)")
 	var sem semanticFlags
 	sem.register(fs)
@@ -59,8 +60,14 @@ func cmdEval(e env, args []string) error {
 	case *losses > 0 && (*crossval || *mix):
 		return errors.New("eval: --losses lists one dataset's queries: it does not combine with --crossval or --mix")
 	}
+	var shares map[string]float64
+	if *requestWords != "" {
+		if shares, err = readRequestShares(*requestWords); err != nil {
+			return fmt.Errorf("eval: --request-words: %w", err)
+		}
+	}
 	if *crossval {
-		return runCrossval(e, *datasets, *grid, shapes, mt, *mix)
+		return runCrossval(e, crossvalRun{datasets: *datasets, grid: *grid, shapes: shapes, multi: mt, mix: *mix, sem: &sem, shares: shares, from: commaList(*requestFrom)})
 	}
 	var sets []eval.Named
 	switch {
@@ -104,11 +111,7 @@ func cmdEval(e env, args []string) error {
 	if set["request-damping"] {
 		cfg.RequestDamping = *damping
 	}
-	if *requestWords != "" {
-		if cfg.RequestShares, err = readRequestShares(*requestWords); err != nil {
-			return fmt.Errorf("eval: --request-words: %w", err)
-		}
-	}
+	cfg.RequestShares = shares
 	ix := index.New(cfg)
 	for _, t := range ds.Tools {
 		ix.Upsert(index.Doc{Name: t.Name, Description: t.Description, Params: index.ParamText(t.InputSchema)})

@@ -79,8 +79,31 @@ func (f *semanticFlags) resolve() (semantic.Mode, error) {
 }
 
 // rankers embeds every tool (waiting until all are done) and returns the
-// fused rankers, one per ratio, and a function that stops the store.
+// fused rankers over ix, one per ratio, and a function that stops the
+// store.
 func (f *semanticFlags) rankers(mode semantic.Mode, ix *index.Index, tools []eval.Tool) ([]namedRanker, func(), error) {
+	st, stop, err := f.store(mode, tools)
+	if err != nil {
+		return nil, nil, err
+	}
+	ratios := f.ratios
+	if len(ratios) == 0 {
+		ratios = []float64{semantic.DefaultRatio(mode)}
+	}
+	var out []namedRanker
+	for _, r := range ratios {
+		key := "semantic"
+		if len(ratios) > 1 {
+			key = fmt.Sprintf("semantic@%g", r)
+		}
+		out = append(out, namedRanker{key, semanticRanker{ix: ix, st: st, ratio: r}})
+	}
+	return out, stop, nil
+}
+
+// store returns a dense store of mode's embedder holding every tool,
+// once all are embedded, and a function that stops it.
+func (f *semanticFlags) store(mode semantic.Mode, tools []eval.Tool) (*semantic.Store, func(), error) {
 	var emb semantic.Embedder
 	var name string
 	if mode == semantic.ModeExternal {
@@ -142,19 +165,7 @@ func (f *semanticFlags) rankers(mode semantic.Mode, ix *index.Index, tools []eva
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ratios := f.ratios
-	if len(ratios) == 0 {
-		ratios = []float64{semantic.DefaultRatio(mode)}
-	}
-	var out []namedRanker
-	for _, r := range ratios {
-		key := "semantic"
-		if len(ratios) > 1 {
-			key = fmt.Sprintf("semantic@%g", r)
-		}
-		out = append(out, namedRanker{key, semanticRanker{ix: ix, st: st, ratio: r}})
-	}
-	return out, stop, nil
+	return st, stop, nil
 }
 
 type semanticRanker struct {

@@ -136,14 +136,17 @@ func LoadDirs(dirs []string) ([]Named, error) {
 	return out, nil
 }
 
-// Builder returns a ranker over the tools of ds ranking with setting s.
-type Builder func(ds *Dataset, s Setting) (Ranker, error)
+// Builder returns a ranker over the tools of sets[d], the held-out
+// dataset of fold d, ranking with setting s. Whatever the ranking learns
+// from data (a request-word table, say) it must learn from the other
+// datasets only, as a ranking shipped for unseen data would.
+type Builder func(d int, s Setting) (Ranker, error)
 
 // Baseline is a fixed ranking measured beside the grid (plain BM25, the
-// current defaults).
+// current defaults); Build is a Builder without a setting.
 type Baseline struct {
 	Name  string
-	Build func(ds *Dataset) (Ranker, error)
+	Build func(d int) (Ranker, error)
 }
 
 // CrossVal is the outcome of CrossValidate.
@@ -204,10 +207,10 @@ func CrossValidate(sets []Named, settings []Setting, baselines []Baseline, build
 	var jobs []job
 	for d, ds := range sets {
 		for b, bl := range baselines {
-			jobs = append(jobs, job{&cv.Base[b][d], ds.Dataset, func() (Ranker, error) { return bl.Build(ds.Dataset) }, bl.Name + " on " + ds.Name})
+			jobs = append(jobs, job{&cv.Base[b][d], ds.Dataset, func() (Ranker, error) { return bl.Build(d) }, bl.Name + " on " + ds.Name})
 		}
 		for i, s := range settings {
-			jobs = append(jobs, job{&cv.Score[i][d], ds.Dataset, func() (Ranker, error) { return build(ds.Dataset, s) }, s.String() + " on " + ds.Name})
+			jobs = append(jobs, job{&cv.Score[i][d], ds.Dataset, func() (Ranker, error) { return build(d, s) }, s.String() + " on " + ds.Name})
 		}
 	}
 	var (

@@ -102,11 +102,10 @@ func TestCrossValidateLeavesTheDatasetOut(t *testing.T) {
 		}})
 	}
 	grid := Grid{{"v", []float64{1, 2}}}
-	build := func(ds *Dataset, s Setting) (Ranker, error) {
-		d := int(ds.Tools[0].Name[0] - '0')
+	build := func(d int, s Setting) (Ranker, error) {
 		return tableRanker{first: s[0].Value == best[d]}, nil
 	}
-	base := []Baseline{{Name: "never", Build: func(*Dataset) (Ranker, error) { return tableRanker{}, nil }}}
+	base := []Baseline{{Name: "never", Build: func(int) (Ranker, error) { return tableRanker{}, nil }}}
 	cv, err := CrossValidate(sets, grid.Settings(), base, build)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +143,7 @@ func TestCrossValidateLeavesTheDatasetOut(t *testing.T) {
 
 func TestCrossValidateErrors(t *testing.T) {
 	ds := Named{Name: "a", Dataset: &Dataset{Queries: []Query{{ID: "1", Text: "q", Relevant: []string{"rel"}}}}}
-	ok := func(*Dataset, Setting) (Ranker, error) { return tableRanker{first: true}, nil }
+	ok := func(int, Setting) (Ranker, error) { return tableRanker{first: true}, nil }
 	if _, err := CrossValidate([]Named{ds}, []Setting{{}}, nil, ok); err == nil {
 		t.Error("one dataset: no error")
 	}
@@ -152,7 +151,7 @@ func TestCrossValidateErrors(t *testing.T) {
 		t.Error("no setting: no error")
 	}
 	boom := errors.New("boom")
-	_, err := CrossValidate([]Named{ds, ds}, []Setting{{}}, nil, func(*Dataset, Setting) (Ranker, error) { return nil, boom })
+	_, err := CrossValidate([]Named{ds, ds}, []Setting{{}}, nil, func(int, Setting) (Ranker, error) { return nil, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("failing builder: error %v, want boom", err)
 	}
