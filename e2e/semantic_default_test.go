@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"io"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +52,52 @@ func TestEmbeddedSemanticByDefault(t *testing.T) {
 				t.Errorf("%v: an unrelated tool answers:\n%s", tc.args, out)
 			}
 		})
+	}
+}
+
+// TestVectorFileAcrossRestart: a server restarted on its data directory
+// reads its tools' dense vectors from the vector file instead of embedding
+// them again (tooldex_semantic_file_tools_total).
+func TestVectorFileAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--demo-host=false", "--demo-catalog", "--data-dir", dir, "--metrics-addr", "127.0.0.1:0"}
+	metric := func(s *tserver, name string) float64 {
+		entry, _ := s.logEntry("metrics")
+		addr, _ := entry["addr"].(string)
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatalf("GET /metrics: %v", err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		v, _ := metricValue(string(body), name, nil)
+		return v
+	}
+	caughtUp := func(s *tserver) func() bool {
+		return func() bool {
+			n := metric(s, "tooldex_index_deferred_tools")
+			return n > 0 && metric(s, "tooldex_semantic_embedded_tools") == n && metric(s, "tooldex_semantic_pending_tools") == 0
+		}
+	}
+	s := launch(t, args...)
+	waitFor(t, 60*time.Second, "every tool embedded", caughtUp(s))
+	tools := metric(s, "tooldex_index_deferred_tools")
+	if got := metric(s, "tooldex_semantic_file_tools_total"); got != 0 {
+		t.Errorf("first start: %v tools from the file, want 0", got)
+	}
+	stopServer(t, s)
+	if matches, _ := filepath.Glob(filepath.Join(dir, "vectors", "static-*.vec")); len(matches) != 1 {
+		t.Fatalf("vector files in the data directory: %v, want one", matches)
+	}
+
+	s = launch(t, args...)
+	waitFor(t, 60*time.Second, "every tool's vector after the restart", caughtUp(s))
+	// The first batch (32 tools) is embedded to check the file's
+	// dimensions; the rest come from the file.
+	if got := metric(s, "tooldex_semantic_file_tools_total"); got < tools-32 {
+		t.Errorf("after the restart %v of %v tools from the file, want at least %v", got, tools, tools-32)
+	}
+	if e, ok := s.logEntry("vector file read"); !ok || e["vectors"] != tools {
+		t.Errorf("log line %q = %v, want %v vectors", "vector file read", e, tools)
 	}
 }

@@ -128,6 +128,8 @@ func (m *Metrics) watch(s *Server) {
 				func() float64 { return float64(st.Stats().Failures) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tooldex_semantic_skipped_tools_total", Help: "Tools whose text the embedder refused (ranked without dense retrieval)."},
 				func() float64 { return float64(st.Stats().Skipped) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tooldex_semantic_file_tools_total", Help: "Tools whose vector was read from the vector file (--vector-cache) instead of embedded."},
+				func() float64 { return float64(st.Stats().FromFile) }),
 		)
 	}
 }

@@ -50,3 +50,26 @@ func TestNATSFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestVectorCacheFlag(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"--data-dir", "/d"}, want: filepath.Join("/d", "vectors")},
+		{args: []string{"--data-dir="}, want: ""},
+		{args: []string{"--data-dir", "/d", "--vector-cache", "/v"}, want: "/v"},
+		{args: []string{"--data-dir", "/d", "--vector-cache="}, want: ""},
+		{args: []string{"--data-dir="}, env: map[string]string{"TOOLDEX_VECTOR_CACHE": "/e"}, want: "/e"},
+	}
+	for _, tt := range tests {
+		c, err := parseFlags(tt.args, func(k string) string { return tt.env[k] }, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("parseFlags(%v) = %v", tt.args, err)
+		}
+		if c.vectorCache != tt.want {
+			t.Errorf("parseFlags(%v, %v): vector cache %q, want %q", tt.args, tt.env, c.vectorCache, tt.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -79,6 +80,7 @@ type config struct {
 	embedderKeyEnv  string
 	semanticRatio   float64
 	semanticTimeout time.Duration
+	vectorCache     string // folder of the dense store's vector file ("": none)
 
 	auth auth.ServerFlags
 	nats natsConfig
@@ -126,6 +128,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.StringVar(&c.embedderModel, "embedder-model", "", "embedding model name, required with --embedder-url")
 	fs.StringVar(&c.embedderKeyEnv, "embedder-key-env", "", "environment variable holding the embedder's API key (sent as a bearer token)")
 	fs.Float64Var(&c.semanticRatio, "semantic-ratio", 0, "dense share of the fused ranking score, in (0, 1] (default: the mode's, 0.1 static, 0.25 full, 0.2 external)")
+	fs.StringVar(&c.vectorCache, "vector-cache", "", `folder of the file that keeps the tools' dense vectors across restarts, by model, so a restart embeds only the tools that changed (default: --data-dir's "vectors"; "" with --data-dir "": none)`)
 	fs.DurationVar(&c.semanticTimeout, "semantic-timeout", 250*time.Millisecond, "longest wait for a query's embedding; past it the lexical ranking answers alone")
 	fs.Float64Var(&c.limits.Calls.Rate, "limit-rate", limit.DefaultRate, "each client's RPCs per second (a client: its principal, else its IP address; negative: no limit)")
 	fs.IntVar(&c.limits.Calls.Burst, "limit-burst", 0, "RPCs a client may send at once above --limit-rate (0: two seconds' worth)")
@@ -184,6 +187,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	}
 	if err := c.nats.check(); err != nil {
 		return nil, err
+	}
+	if !set["vector-cache"] && c.nats.dataDir != "" {
+		c.vectorCache = filepath.Join(c.nats.dataDir, "vectors")
 	}
 	if err := checkWeb(); err != nil {
 		return nil, err

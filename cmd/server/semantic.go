@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"go.uber.org/zap"
 
@@ -38,6 +39,7 @@ func parseSemantic(mode, url, model string) (semantic.Mode, error) {
 // model decodes 28 MB of weights in a fraction of a second).
 func newSemanticStore(c *config, getenv func(string) string, log *zap.Logger) (*semantic.Store, error) {
 	var emb semantic.Embedder
+	var name string // of the vector file
 	switch c.semantic {
 	case semantic.ModeOff:
 		log.Info("dense retrieval off: lexical ranking only")
@@ -47,18 +49,23 @@ func newSemanticStore(c *config, getenv func(string) string, log *zap.Logger) (*
 		if err != nil {
 			return nil, fmt.Errorf("--embedder-url: %w", err)
 		}
-		emb = client
+		emb, name = client, semantic.ExternalCacheName(c.embedderURL, c.embedderModel)
 	default:
 		e, err := semantic.Local(c.semantic)
 		if err != nil {
 			return nil, fmt.Errorf("--semantic=%s: %w", c.semantic, err)
 		}
-		emb = e
+		emb, name = e, semantic.CacheName(c.semantic)
+	}
+	var file string
+	if c.vectorCache != "" {
+		file = filepath.Join(c.vectorCache, name+".vec")
 	}
 	fields := []zap.Field{zap.String("semantic", string(c.semantic)), zap.Float64("ratio", c.semanticRatio)}
 	if c.semantic == semantic.ModeExternal {
 		fields = append(fields, zap.String("embedder", c.embedderURL), zap.String("model", c.embedderModel))
 	}
+	fields = append(fields, zap.String("vector_file", file))
 	log.Info("dense retrieval on", fields...)
-	return semantic.NewStore(semantic.StoreConfig{Embedder: emb, Log: log.Named("semantic"), MinSimilarity: semantic.MinSimilarity(c.semantic)}), nil
+	return semantic.NewStore(semantic.StoreConfig{Embedder: emb, Log: log.Named("semantic"), MinSimilarity: semantic.MinSimilarity(c.semantic), File: file}), nil
 }

@@ -111,12 +111,7 @@ func (f *semanticFlags) store(mode semantic.Mode, tools []eval.Tool) (*semantic.
 		if err != nil {
 			return nil, nil, err
 		}
-		emb, name = c, "external-"+strings.Map(func(r rune) rune {
-			if r == '/' || r == ':' || r == ' ' {
-				return '_'
-			}
-			return r
-		}, f.model)
+		emb, name = c, semantic.ExternalCacheName(f.url, f.model)
 	} else if f.staticModel != "" {
 		b, err := os.ReadFile(f.staticModel)
 		if err != nil {

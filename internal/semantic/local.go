@@ -1,7 +1,11 @@
 package semantic
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/tooldex/tooldex/internal/semantic/static"
 	"github.com/tooldex/tooldex/internal/semantic/uselite"
@@ -89,4 +93,20 @@ func CacheName(m Mode) string {
 		return "uselite-" + uselite.Digest()
 	}
 	return ""
+}
+
+// ExternalCacheName is CacheName for an external embedder: the model's
+// name (characters other than letters, digits, '.', '-' and '_' as '_',
+// at most 60) and a digest of the URL and the model, so that two servers'
+// models of one name keep apart. The name stays when the server's model
+// changes behind it: delete the cache then.
+func ExternalCacheName(url, model string) string {
+	safe := []rune(strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '_') {
+			return r
+		}
+		return '_'
+	}, model))
+	h := sha256.Sum256([]byte(url + "\x00" + model))
+	return "external-" + string(safe[:min(len(safe), 60)]) + "-" + hex.EncodeToString(h[:6])
 }

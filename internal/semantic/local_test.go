@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/tooldex/tooldex/internal/semantic/static"
@@ -30,5 +31,18 @@ func TestLocalNamesHoldDigests(t *testing.T) {
 	}
 	if _, err := Local(ModeOff); err == nil {
 		t.Error("Local(off): no error")
+	}
+}
+
+func TestExternalCacheName(t *testing.T) {
+	a := ExternalCacheName("http://a/v1", "nomic/embed:v1.5 ü")
+	if !regexp.MustCompile(`^external-nomic_embed_v1\.5__-[0-9a-f]{12}$`).MatchString(a) {
+		t.Errorf("ExternalCacheName = %q", a)
+	}
+	if b := ExternalCacheName("http://b/v1", "nomic/embed:v1.5 ü"); b == a {
+		t.Errorf("two servers' models of one name share %q", a)
+	}
+	if long := ExternalCacheName("u", strings.Repeat("m", 500)); len(long) > 100 {
+		t.Errorf("a long model name gives a %d-byte name", len(long))
 	}
 }

@@ -38,6 +38,14 @@ type StoreConfig struct {
 	// lexical ranking did not find joins a fused ranking (Rank); 0 lets
 	// any nearest tool in (see MinSimilarity for the embedded models).
 	MinSimilarity float64
+	// File, when set, is the path of a vector file (vecfile.go) that
+	// keeps the tool vectors across restarts: a tool whose text it holds
+	// is not embedded again. Its name must change when the embedder's
+	// vectors do (CacheName, ExternalCacheName); the first batch after a
+	// start is always embedded, so a file of other dimensions is found
+	// out and replaced. A file that cannot be read or written is logged
+	// and the store goes on without it.
+	File string
 }
 
 // Hit is a tool and its cosine similarity to a query.
@@ -53,6 +61,7 @@ type Stats struct {
 	Dimensions int    // 0 before the first vector
 	Failures   uint64 // failed batches (retried)
 	Skipped    uint64 // tools whose text the embedder refused
+	FromFile   uint64 // tools whose vector was read from StoreConfig.File
 }
 
 // Store keeps one vector per tool. Put and Delete are cheap: Run embeds
@@ -78,6 +87,16 @@ type Store struct {
 	pending  map[string]string // name → text to embed
 	failures uint64
 	skipped  uint64
+	keys     []textKey // slot → key of the text its vector embeds, with a file
+	fromFile uint64    // tools whose vector came from the file
+
+	// The vector file, touched by Run's goroutine only.
+	file   string
+	vf     *vecFile
+	loaded map[textKey][]int8 // the file's vectors until the store caught up
+	fdim   int                // their dimensions
+	fend   int64              // the end of the file's last whole record
+	frecs  int                // its records
 }
 
 // NewStore returns an empty store; call Run to start embedding.
@@ -90,6 +109,7 @@ func NewStore(cfg StoreConfig) *Store {
 		seed:    maphash.MakeSeed(),
 		wake:    make(chan struct{}, 1),
 		minSim:  cfg.MinSimilarity,
+		file:    cfg.File,
 		slots:   make(map[string]int),
 		pending: make(map[string]string),
 	}
@@ -148,7 +168,7 @@ func (s *Store) Delete(name string) {
 func (s *Store) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return Stats{Embedded: len(s.slots), Pending: len(s.pending), Dimensions: s.dim, Failures: s.failures, Skipped: s.skipped}
+	return Stats{Embedded: len(s.slots), Pending: len(s.pending), Dimensions: s.dim, Failures: s.failures, Skipped: s.skipped, FromFile: s.fromFile}
 }
 
 // Run embeds queued tools until ctx is done, then returns ctx's error. A
@@ -159,9 +179,12 @@ func (s *Store) Stats() Stats {
 // only) so that one bad text cannot hold up the others.
 func (s *Store) Run(ctx context.Context) error {
 	bo := backoff.Backoff{Min: s.retry[0], Max: s.retry[1]}
+	s.loadFile()
+	defer s.closeFile()
 	for {
 		names, texts := s.next(s.batch)
 		if len(names) == 0 {
+			s.settle()
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -169,7 +192,12 @@ func (s *Store) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := s.embed(ctx, names, texts); err != nil {
+		if names, texts = s.takeFromFile(names, texts); len(names) == 0 {
+			continue
+		}
+		err := s.embed(ctx, names, texts)
+		s.flushFile()
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -261,29 +289,50 @@ func (s *Store) store(names, texts []string, vecs [][]float32) error {
 			return fmt.Errorf("%w: %w: got %d, have %d", ErrEmbedder, errDimensions, len(v), s.dim)
 		}
 	}
+	if s.file != "" && s.vf == nil && s.dim > 0 {
+		s.openFile()
+	}
 	for i, name := range names {
 		if cur, ok := s.pending[name]; !ok || cur != texts[i] {
 			continue // deleted or changed while in flight
 		}
-		delete(s.pending, name)
-		slot, ok := s.slots[name]
-		if !ok {
-			if n := len(s.free); n > 0 {
-				slot = s.free[n-1]
-				s.free = s.free[:n-1]
-			} else {
-				slot = len(s.names)
-				s.names = append(s.names, "")
-				s.hashes = append(s.hashes, 0)
-				s.vecs = append(s.vecs, make([]int8, s.dim)...)
+		v := s.place(name, texts[i])
+		quantize(v, vecs[i])
+		if s.vf != nil {
+			k := keyOf(texts[i])
+			s.keys[s.slots[name]] = k
+			if err := s.vf.add(k, v); err != nil {
+				s.fileFailed("writing", err)
 			}
-			s.slots[name] = slot
-			s.names[slot] = name
 		}
-		s.hashes[slot] = maphash.String(s.seed, texts[i])
-		quantize(s.vecs[slot*s.dim:(slot+1)*s.dim], vecs[i])
 	}
 	return nil
+}
+
+// place takes name off the queue and returns the vector of its slot
+// (a new one if it has none) to be filled, recording text's hash. The
+// caller holds s.mu.
+func (s *Store) place(name, text string) []int8 {
+	delete(s.pending, name)
+	slot, ok := s.slots[name]
+	if !ok {
+		if n := len(s.free); n > 0 {
+			slot = s.free[n-1]
+			s.free = s.free[:n-1]
+		} else {
+			slot = len(s.names)
+			s.names = append(s.names, "")
+			s.hashes = append(s.hashes, 0)
+			s.vecs = append(s.vecs, make([]int8, s.dim)...)
+			if s.file != "" {
+				s.keys = append(s.keys, textKey{})
+			}
+		}
+		s.slots[name] = slot
+		s.names[slot] = name
+	}
+	s.hashes[slot] = maphash.String(s.seed, text)
+	return s.vecs[slot*s.dim : (slot+1)*s.dim]
 }
 
 // quantize writes v, scaled to unit length, as int8 (×127) into dst. A
