@@ -69,11 +69,16 @@ func readVectors(r io.Reader) (dim int, vecs map[textKey][]int8, records int, en
 	vecs = make(map[textKey][]int8)
 	end = int64(vecHeader)
 	rec := make([]byte, keyLen+dim)
+	var buf []int8 // vectors are cut from blocks of 1,024, not allocated one by one
 	for {
 		if _, err := io.ReadFull(br, rec); err != nil {
 			return dim, vecs, records, end, nil // EOF, or a cut record
 		}
-		v := make([]int8, dim)
+		if len(buf) < dim {
+			buf = make([]int8, 1024*dim)
+		}
+		v := buf[:dim:dim]
+		buf = buf[dim:]
 		for i, b := range rec[keyLen:] {
 			v[i] = int8(b)
 		}
