@@ -221,3 +221,49 @@ func FuzzReadVectors(f *testing.F) {
 		}
 	})
 }
+
+// TestStoreFileConcurrent: puts, deletes and searches beside Run's
+// appends and compactions (run with -race) leave a file a restarted
+// store reads whole.
+func TestStoreFileConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.vec")
+	s := NewStore(StoreConfig{Embedder: &wordEmbedder{}, Batch: 16, File: path})
+	stop := startStore(t, s)
+	q, _ := s.Embed(context.Background(), "read file")
+	done := make(chan struct{})
+	for w := range 3 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 600 {
+				name := fmt.Sprint("t", (i*7+w)%150)
+				switch i % 5 {
+				case 4:
+					s.Delete(name)
+				default:
+					s.Put(name, fmt.Sprintf("read file %d %d", i%40, w))
+				}
+				if i%50 == 0 {
+					s.Nearest(q, 5, nil)
+				}
+			}
+		}()
+	}
+	for range 3 {
+		<-done
+	}
+	for i := range 150 {
+		s.Put(fmt.Sprint("t", i), fmt.Sprintf("final text %d", i))
+	}
+	settle(t, s, 150)
+	stop()
+	emb := &wordEmbedder{}
+	s2 := NewStore(StoreConfig{Embedder: emb, Batch: 16, File: path})
+	defer startStore(t, s2)()
+	for i := range 150 {
+		s2.Put(fmt.Sprint("t", i), fmt.Sprintf("final text %d", i))
+	}
+	settle(t, s2, 150)
+	if got := len(emb.texts()); got > 16 {
+		t.Errorf("the restarted store embedded %d texts, want the first batch (16) at most", got)
+	}
+}
