@@ -2,9 +2,11 @@ package devcli
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/tooldex/tooldex/index"
 	"github.com/tooldex/tooldex/index/analysis"
@@ -210,12 +212,102 @@ func foldShares(raw []eval.Named, from []string) ([]map[string]float64, error) {
 	return out, nil
 }
 
+// folds is what every fold of a leave-one-dataset-out run ranks with:
+// the datasets as loaded, each fold's request-word table, one dense store
+// per catalog (none with --semantic off) and the dense share.
+type folds struct {
+	raw    []eval.Named
+	shares []map[string]float64
+	stores []*semantic.Store
+	mode   semantic.Mode
+	ratio  float64
+	stops  []func()
+	what   string // how they rank, for the table's header
+}
+
+// folds loads c's datasets and prepares their folds; close stops the
+// dense stores.
+func (c crossvalRun) folds(mode semantic.Mode) (*folds, error) {
+	raw, err := loadRaw(c.datasets)
+	if err != nil {
+		return nil, err
+	}
+	f := &folds{raw: raw, mode: mode, ratio: semantic.DefaultRatio(mode), stores: make([]*semantic.Store, len(raw))}
+	if len(c.sem.ratios) > 0 {
+		f.ratio = c.sem.ratios[0]
+	}
+	if c.shares != nil {
+		f.shares = make([]map[string]float64, len(raw))
+		for d := range f.shares {
+			f.shares[d] = c.shares
+		}
+	} else if f.shares, err = foldShares(raw, c.from); err != nil {
+		return nil, err
+	}
+	if mode != semantic.ModeOff {
+		// Reshaping keeps a dataset's tools; mixing renames some, so
+		// the mixed catalog has a store of its own, every set's.
+		catalogs := raw
+		if c.mix {
+			catalogs = eval.Mix(raw)[:1]
+		}
+		for d := range raw {
+			if d >= len(catalogs) {
+				f.stores[d] = f.stores[0]
+				continue
+			}
+			st, stop, err := c.sem.store(mode, catalogs[d].Tools)
+			if err != nil {
+				f.close()
+				return nil, err
+			}
+			f.stores[d], f.stops = st, append(f.stops, stop)
+		}
+	}
+	f.what = "lexical (--semantic off)"
+	if mode != semantic.ModeOff {
+		f.what = fmt.Sprintf("fused with the %s model's dense retrieval at %g", mode, f.ratio)
+	}
+	switch {
+	case c.shares != nil:
+		f.what += "; every fold's request words from --request-words"
+	case len(c.from) > 0:
+		f.what += "; each fold's request words learned from the other datasets among " + strings.Join(c.from, ", ")
+	default:
+		f.what += "; each fold's request words learned from the other datasets"
+	}
+	return f, nil
+}
+
+func (f *folds) close() {
+	for _, stop := range f.stops {
+		stop()
+	}
+}
+
+// rank returns the ranker of fold d over sets[d] (sets being f.raw
+// reshaped or mixed) with setting s: the server's ranking, with the
+// fold's request words and, unless off, dense retrieval fused.
+func (f *folds) rank(sets []eval.Named, d int, s eval.Setting) (eval.Ranker, error) {
+	idx, r := splitSetting(s, f.ratio)
+	cfg, err := settingConfig(idx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RequestShares = f.shares[d]
+	lex := hybridRanker(sets[d].Dataset, cfg)
+	if f.stores[d] == nil {
+		return lex, nil
+	}
+	return semanticRanker{ix: lex.ix, st: f.stores[d], ratio: r}, nil
+}
+
 // runCrossval is eval --crossval: the leave-one-dataset-out table of the
 // grid over the datasets, beside plain BM25 and the current defaults.
-// Every ranking is the server's default one: with dense retrieval fused
-// unless --semantic is off (one store per catalog, shared by its folds'
-// settings), and with the request-word table learned without the
-// held-out dataset.
+// Every ranking is the server's default one (folds.rank): with dense
+// retrieval fused unless --semantic is off (one store per catalog, shared
+// by its folds' settings), and with the request-word table learned
+// without the held-out dataset.
 func runCrossval(e env, c crossvalRun) error {
 	g, err := eval.ParseGrid(c.grid)
 	if err != nil {
@@ -235,55 +327,16 @@ func runCrossval(e env, c crossvalRun) error {
 			return fmt.Errorf("eval: --grid: %s=%v needs dense retrieval and a share in (0, 1]", ratioAxis, ratio)
 		}
 	}
-	raw, err := loadRaw(c.datasets)
+	f, err := c.folds(mode)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	shares := make([]map[string]float64, len(raw))
-	if c.shares != nil {
-		for d := range shares {
-			shares[d] = c.shares
-		}
-	} else if shares, err = foldShares(raw, c.from); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	sets, err := shapeSets(raw, c.shapes, c.multi, c.mix)
+	defer f.close()
+	sets, err := shapeSets(f.raw, c.shapes, c.multi, c.mix)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	// One dense store per catalog: every set's under --mix.
-	stores := make([]*semantic.Store, len(sets))
-	ratio := semantic.DefaultRatio(mode)
-	if len(c.sem.ratios) > 0 {
-		ratio = c.sem.ratios[0]
-	}
-	if mode != semantic.ModeOff {
-		for d := range sets {
-			if d > 0 && c.mix {
-				stores[d] = stores[0]
-				continue
-			}
-			st, stop, err := c.sem.store(mode, sets[d].Tools)
-			if err != nil {
-				return fmt.Errorf("eval: %w", err)
-			}
-			defer stop()
-			stores[d] = st
-		}
-	}
-	rank := func(d int, s eval.Setting) (eval.Ranker, error) {
-		idx, r := splitSetting(s, ratio)
-		cfg, err := settingConfig(idx)
-		if err != nil {
-			return nil, err
-		}
-		cfg.RequestShares = shares[d]
-		lex := hybridRanker(sets[d].Dataset, cfg)
-		if stores[d] == nil {
-			return lex, nil
-		}
-		return semanticRanker{ix: lex.ix, st: stores[d], ratio: r}, nil
-	}
+	rank := func(d int, s eval.Setting) (eval.Ranker, error) { return f.rank(sets, d, s) }
 	baselines := []eval.Baseline{
 		{Name: "BM25", Build: func(d int) (eval.Ranker, error) { return eval.PlainBM25(sets[d].Dataset), nil }},
 		{Name: "default", Build: func(d int) (eval.Ranker, error) { return rank(d, nil) }},
@@ -292,17 +345,93 @@ func runCrossval(e env, c crossvalRun) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	how := "lexical (--semantic off)"
-	if mode != semantic.ModeOff {
-		how = fmt.Sprintf("fused with the %s model's dense retrieval at %g", mode, ratio)
-	}
-	table := "each fold's request words learned from the other datasets"
-	if len(c.from) > 0 {
-		table += " among " + strings.Join(c.from, ", ")
-	}
-	if c.shares != nil {
-		table = "every fold's request words from --request-words"
-	}
-	fmt.Fprintf(e.stdout, "rankings %s; %s\n\n", how, table)
+	fmt.Fprintf(e.stdout, "rankings %s\n\n", f.what)
 	return cv.Print(e.stdout)
+}
+
+// runMatrix is eval --matrix: for each dataset, the default ranking's
+// NDCG@10 minus plain BM25's for every query shape, alone and paired
+// (eval.Reshape), each fold ranking as runCrossval's do; then the mean,
+// the worst cell and the cells under BM25.
+func runMatrix(e env, c crossvalRun) error {
+	mode, err := c.sem.resolve()
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	f, err := c.folds(mode)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer f.close()
+	type column struct {
+		shape eval.Shape
+		multi eval.MultiTool
+	}
+	var cols []column
+	for _, m := range []eval.MultiTool{eval.MultiAll, eval.MultiPairs} {
+		for _, sh := range eval.Shapes {
+			cols = append(cols, column{sh, m})
+		}
+	}
+	cells := make([][]float64, len(f.raw)) // [dataset][column]
+	for d := range cells {
+		cells[d] = make([]float64, len(cols))
+	}
+	for ci, col := range cols {
+		sets, err := shapeSets(f.raw, []eval.Shape{col.shape}, col.multi, c.mix)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		for d := range sets {
+			r, err := f.rank(sets, d, nil)
+			if err != nil {
+				return fmt.Errorf("eval: %w", err)
+			}
+			def, err := eval.Run(sets[d].Dataset, r)
+			if err != nil {
+				return fmt.Errorf("eval %s: %w", sets[d].Name, err)
+			}
+			base, err := eval.Run(sets[d].Dataset, eval.PlainBM25(sets[d].Dataset))
+			if err != nil {
+				return fmt.Errorf("eval %s: %w", sets[d].Name, err)
+			}
+			cells[d][ci] = def.NDCG10 - base.NDCG10
+		}
+	}
+	fmt.Fprintf(e.stdout, "NDCG@10, default minus plain BM25; rankings %s\n\n", f.what)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "dataset\t")
+	for _, col := range cols {
+		name := string(col.shape)
+		if col.multi == eval.MultiPairs {
+			name += " pairs"
+		}
+		fmt.Fprintf(tw, "%s\t", name)
+	}
+	fmt.Fprintln(tw, "mean\t")
+	var all []float64
+	for d, row := range cells {
+		fmt.Fprintf(tw, "%s\t", f.raw[d].Name)
+		var sum float64
+		for _, v := range row {
+			fmt.Fprintf(tw, "%+.2f\t", v)
+			sum += v
+			all = append(all, v)
+		}
+		fmt.Fprintf(tw, "%+.2f\t\n", sum/float64(len(row)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var sum float64
+	worst, under := math.Inf(1), 0
+	for _, v := range all {
+		sum += v
+		worst = min(worst, v)
+		if v < 0 {
+			under++
+		}
+	}
+	_, err = fmt.Fprintf(e.stdout, "\n%d cells: mean %+.2f, worst %+.2f, %d under BM25\n", len(all), sum/float64(len(all)), worst, under)
+	return err
 }

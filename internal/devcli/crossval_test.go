@@ -79,6 +79,28 @@ func writeDataset(t *testing.T, dir, name, tools, queries string) string {
 	return d
 }
 
+// helpFixture writes three datasets into dir, a, b and c, and returns
+// their folders as --datasets takes them. In c, "help" is what the
+// relevant tool is about; a and b's requests never say it.
+func helpFixture(t *testing.T, dir string) string {
+	t.Helper()
+	tools := `{"name": "weather_now", "description": "Current weather of a city."}
+{"name": "send_mail", "description": "Send an e-mail message."}
+`
+	a := writeDataset(t, dir, "a", tools, `{"id": 1, "query": "weather in paris", "relevant": ["weather_now"]}
+{"id": 2, "query": "send an e-mail to bob", "relevant": ["send_mail"]}
+`)
+	b := writeDataset(t, dir, "b", tools, `{"id": 1, "query": "current weather of rome", "relevant": ["weather_now"]}
+{"id": 2, "query": "mail a message", "relevant": ["send_mail"]}
+`)
+	c := writeDataset(t, dir, "c", `{"name": "support_agent", "description": "Get help with a support ticket."}
+{"name": "ticket_status", "description": "Status of a ticket."}
+`, `{"id": 1, "query": "help with my ticket", "relevant": ["support_agent"]}
+{"id": 2, "query": "status of ticket 42", "relevant": ["ticket_status"]}
+`)
+	return a + "," + b + "," + c
+}
+
 // crossvalDefault runs eval --crossval with args and returns the default
 // column's NDCG@10 on the dataset named row.
 func crossvalDefault(t *testing.T, row string, args ...string) float64 {
@@ -108,20 +130,8 @@ func crossvalDefault(t *testing.T, row string, args ...string) float64 {
 // requests never say "help", so c's fold keeps it.
 func TestCrossvalRequestWordsPerFold(t *testing.T) {
 	dir := t.TempDir()
-	tools := `{"name": "weather_now", "description": "Current weather of a city."}
-{"name": "send_mail", "description": "Send an e-mail message."}
-`
-	a := writeDataset(t, dir, "a", tools, `{"id": 1, "query": "weather in paris", "relevant": ["weather_now"]}
-{"id": 2, "query": "send an e-mail to bob", "relevant": ["send_mail"]}
-`)
-	b := writeDataset(t, dir, "b", tools, `{"id": 1, "query": "current weather of rome", "relevant": ["weather_now"]}
-{"id": 2, "query": "mail a message", "relevant": ["send_mail"]}
-`)
-	c := writeDataset(t, dir, "c", `{"name": "support_agent", "description": "Get help with a support ticket."}
-{"name": "ticket_status", "description": "Status of a ticket."}
-`, `{"id": 1, "query": "help with my ticket", "relevant": ["support_agent"]}
-`)
-	sets := a + "," + b + "," + c
+	sets := helpFixture(t, dir)
+	c := filepath.Join(dir, "c")
 	// The fixture's premise: the embedded table ranks c's tool second.
 	code, stdout, stderr := runDev("eval", "--semantic", "off", "--json", "--tools", filepath.Join(c, "tools.jsonl"), "--queries", filepath.Join(c, "queries.jsonl"))
 	var got map[string]map[string]float64
@@ -167,5 +177,48 @@ func TestCrossvalRequestWordsPerFold(t *testing.T) {
 		if code, _, stderr := runDev(args...); code == 0 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q, want an error with %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestEvalMatrix: --matrix gives each dataset's six cells, default minus
+// plain BM25, its full-query cell what --crossval's columns give.
+func TestEvalMatrix(t *testing.T) {
+	sets := helpFixture(t, t.TempDir())
+	code, stdout, stderr := runDev("eval", "--matrix", "--semantic", "off", "--vector-cache", "", "--datasets", sets)
+	if code != 0 {
+		t.Fatalf("eval --matrix: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "18 cells: mean") {
+		t.Errorf("eval --matrix output lacks its summary:\n%s", stdout)
+	}
+	var full float64
+	found := false
+	for line := range strings.Lines(stdout) {
+		if f := strings.Fields(line); len(f) == 8 && f[0] == "c" {
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				t.Fatalf("c's full cell in %q: %v", line, err)
+			}
+			full, found = v, true
+		}
+	}
+	if !found {
+		t.Fatalf("eval --matrix: no row c with six cells and a mean:\n%s", stdout)
+	}
+	code, cv, stderr := runDev("eval", "--crossval", "--semantic", "off", "--vector-cache", "", "--datasets", sets, "--grid", "request=48")
+	if code != 0 {
+		t.Fatalf("eval --crossval: exit %d: %s", code, stderr)
+	}
+	for line := range strings.Lines(cv) {
+		if f := strings.Fields(line); len(f) == 5 && f[0] == "c" {
+			bm25, _ := strconv.ParseFloat(f[1], 64)
+			def, _ := strconv.ParseFloat(f[2], 64)
+			if math.Abs(full-(def-bm25)) > 0.06 {
+				t.Errorf("c's full cell %v, want --crossval's default − BM25 = %v", full, def-bm25)
+			}
+		}
+	}
+	if code, _, stderr := runDev("eval", "--matrix", "--crossval", "--datasets", sets); code == 0 || !strings.Contains(stderr, "does not combine") {
+		t.Errorf("--matrix --crossval: exit %d, %q; want refused", code, stderr)
 	}
 }

@@ -31,6 +31,7 @@ func cmdEval(e env, args []string) error {
 	k1 := fs.Float64("k1", index.DefaultConfig().K1, "BM25F saturation")
 	b := fs.Float64("b", index.DefaultConfig().B, "BM25F length normalisation (negative: none)")
 	k3 := fs.Float64("k3", index.DefaultConfig().K3, "BM25F saturation of repeated query terms (negative: count every repeat)")
+	matrix := fs.Bool("matrix", false, "with --datasets: for each dataset, the default ranking's NDCG@10 minus plain BM25's over every query shape, alone and paired, each fold's request words learned without it (as --crossval's; with --mix too)")
 	crossval := fs.Bool("crossval", false, "leave-one-dataset-out evaluation of --grid over --datasets (see README)")
 	datasets := fs.String("datasets", "", "with --crossval or --mix: dataset folders, comma-separated (a folder of dataset folders counts as each of them)")
 	mix := fs.Bool("mix", false, "with --datasets: every dataset's queries over one catalog of all their tools, a mixed deployment's (with --crossval too)")
@@ -65,6 +66,12 @@ func cmdEval(e env, args []string) error {
 		if shares, err = readRequestShares(*requestWords); err != nil {
 			return fmt.Errorf("eval: --request-words: %w", err)
 		}
+	}
+	if *matrix {
+		if *crossval || *losses > 0 {
+			return errors.New("eval: --matrix does not combine with --crossval or --losses")
+		}
+		return runMatrix(e, crossvalRun{datasets: *datasets, mix: *mix, sem: &sem, shares: shares, from: commaList(*requestFrom)})
 	}
 	if *crossval {
 		return runCrossval(e, crossvalRun{datasets: *datasets, grid: *grid, shapes: shapes, multi: mt, mix: *mix, sem: &sem, shares: shares, from: commaList(*requestFrom)})
