@@ -154,7 +154,7 @@ func shapeSets(raw []eval.Named, shapes []eval.Shape, multi eval.MultiTool, mix 
 	return sets, nil
 }
 
-// crossvalRun is what eval --crossval measures.
+// crossvalRun is what eval --crossval and --matrix measure.
 type crossvalRun struct {
 	datasets, grid string
 	shapes         []eval.Shape
@@ -219,7 +219,6 @@ type folds struct {
 	raw    []eval.Named
 	shares []map[string]float64
 	stores []*semantic.Store
-	mode   semantic.Mode
 	ratio  float64
 	stops  []func()
 	what   string // how they rank, for the table's header
@@ -232,7 +231,7 @@ func (c crossvalRun) folds(mode semantic.Mode) (*folds, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &folds{raw: raw, mode: mode, ratio: semantic.DefaultRatio(mode), stores: make([]*semantic.Store, len(raw))}
+	f := &folds{raw: raw, ratio: semantic.DefaultRatio(mode), stores: make([]*semantic.Store, len(raw))}
 	if len(c.sem.ratios) > 0 {
 		f.ratio = c.sem.ratios[0]
 	}

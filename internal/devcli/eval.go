@@ -39,8 +39,8 @@ func cmdEval(e env, args []string) error {
 	shape := fs.String("query-shape", string(eval.ShapeFull), "rewrite queries: full, short (first 6 words), keywords (5 longest content words); several joined by '+' are evaluated together")
 	losses := fs.Int("losses", 0, "also list the N queries whose NDCG@10 under the default ranking (the first semantic row, else hybrid) falls furthest below plain BM25's, with both top 5s")
 	damping := fs.Float64("request-damping", 0, "weigh a request word of share g by (1 − g)^this (default: the scorer's, 48 for bm25f, none for cosine; negative: none)")
-	requestWords := fs.String("request-words", "", "a request-word table (tooldex-dev request-words's output) in place of the embedded one, to measure one made without the evaluated dataset (with --crossval: for every fold, instead of each fold's own)")
-	requestFrom := fs.String("request-from", "", "with --crossval: the datasets, by folder name and comma-separated, a fold's request-word table may learn from (default: every other one)")
+	requestWords := fs.String("request-words", "", "a request-word table (tooldex-dev request-words's output) in place of the embedded one, to measure one made without the evaluated dataset (with --crossval or --matrix: for every fold, instead of each fold's own)")
+	requestFrom := fs.String("request-from", "", "with --crossval or --matrix: the datasets, by folder name and comma-separated, a fold's request-word table may learn from (default: every other one)")
 	multi := fs.String("multi-tool", string(eval.MultiAll), "queries: all, only (those with several relevant tools), pairs (two queries joined by 'and', relevant tools united)")
 	var sem semanticFlags
 	sem.register(fs)
