@@ -28,7 +28,7 @@ import (
 // caught up, and again whenever dead records (tools changed or removed)
 // outnumber the live ones, so it stays within about twice the catalog's
 // vectors. Its name must change when the model's vectors do
-// (VectorFileName).
+// (CacheName, ExternalCacheName).
 
 var vecMagic = [8]byte{'T', 'D', 'X', 'V', 'E', 'C', '1', '\n'}
 
@@ -110,9 +110,10 @@ type vecFile struct {
 	records int // records in the file, live or not
 }
 
-// openVecFile opens path for appending vectors of dim dimensions: an
-// existing file of dim is kept (truncated after its last whole record);
-// a missing, empty or other file is started afresh.
+// openVecFile opens path for appending vectors of dim dimensions. With
+// keep, the file is the one read at start, of dim dimensions, end the end
+// of its last whole record (what follows is cut off) and records their
+// number; otherwise it is started afresh.
 func openVecFile(path string, dim int, end int64, keep bool, records int) (*vecFile, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
@@ -220,6 +221,9 @@ func (s *Store) loadFile() {
 	if err != nil {
 		s.log.Warn("the vector file cannot be read; every tool is embedded again", zap.String("file", s.file), zap.Error(err))
 		return
+	}
+	if dim == 0 {
+		return // empty: started afresh once the store knows its dimensions
 	}
 	s.loaded, s.fdim, s.fend, s.frecs = vecs, dim, end, records
 	s.log.Info("vector file read", zap.String("file", s.file), zap.Int("vectors", len(vecs)), zap.Int("dimensions", dim))
