@@ -267,3 +267,22 @@ func TestStoreFileConcurrent(t *testing.T) {
 		t.Errorf("the restarted store embedded %d texts, want the first batch (16) at most", got)
 	}
 }
+
+// TestStoreFileUnwritable: a vector file that cannot be created is given
+// up; the store embeds and answers as without one.
+func TestStoreFileUnwritable(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(StoreConfig{Embedder: &wordEmbedder{}, File: filepath.Join(notDir, "m.vec")})
+	defer startStore(t, s)()
+	for n, text := range fileTools(40) {
+		s.Put(n, text)
+	}
+	settle(t, s, 40)
+	q, _ := s.Embed(context.Background(), "send email")
+	if got := s.Nearest(q, 3, nil); len(got) != 3 {
+		t.Errorf("Nearest = %v, want 3 hits", got)
+	}
+}
