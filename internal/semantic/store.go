@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -46,6 +47,11 @@ type StoreConfig struct {
 	// out and replaced. A file that cannot be read or written is logged
 	// and the store goes on without it.
 	File string
+	// CompactAfter is how long the store must go without a Put before
+	// it rewrites its vector file with the live tools only (default 30 s):
+	// until then a restarted store keeps every record it read, for tools
+	// not registered again yet.
+	CompactAfter time.Duration
 }
 
 // Hit is a tool and its cosine similarity to a query.
@@ -56,12 +62,13 @@ type Hit struct {
 
 // Stats describes a Store.
 type Stats struct {
-	Embedded   int    // tools with a vector
-	Pending    int    // tools waiting for one (new or changed text)
-	Dimensions int    // 0 before the first vector
-	Failures   uint64 // failed batches (retried)
-	Skipped    uint64 // tools whose text the embedder refused
-	FromFile   uint64 // tools whose vector was read from StoreConfig.File
+	Embedded    int    // tools with a vector
+	Pending     int    // tools waiting for one (new or changed text)
+	Dimensions  int    // 0 before the first vector
+	Failures    uint64 // failed batches (retried)
+	Skipped     uint64 // tools whose text the embedder refused
+	FromFile    uint64 // tools whose vector was read from StoreConfig.File
+	FileRecords int    // records in the vector file, live or not
 }
 
 // Store keeps one vector per tool. Put and Delete are cheap: Run embeds
@@ -90,28 +97,32 @@ type Store struct {
 	keys     []textKey // slot → key of the text its vector embeds, with a file
 	fromFile uint64    // tools whose vector came from the file
 
-	// The vector file, touched by Run's goroutine only.
-	file   string
-	vf     *vecFile
-	loaded map[textKey][]int8 // the file's vectors until the store caught up
-	fdim   int                // their dimensions
-	fend   int64              // the end of the file's last whole record
-	frecs  int                // its records
+	lastPut atomic.Int64 // unix nanoseconds of the last Put
+
+	// The vector file, written by Run's goroutine only (under mu).
+	compactAfter time.Duration
+	file         string
+	vf           *vecFile
+	loaded       map[textKey][]int8 // the file's vectors until the store caught up
+	fdim         int                // their dimensions
+	fend         int64              // the end of the file's last whole record
+	frecs        int                // its records
 }
 
 // NewStore returns an empty store; call Run to start embedding.
 func NewStore(cfg StoreConfig) *Store {
 	s := &Store{
-		emb:     cfg.Embedder,
-		log:     cfg.Log,
-		batch:   cfg.Batch,
-		retry:   [2]time.Duration{cfg.RetryMin, cfg.RetryMax},
-		seed:    maphash.MakeSeed(),
-		wake:    make(chan struct{}, 1),
-		minSim:  cfg.MinSimilarity,
-		file:    cfg.File,
-		slots:   make(map[string]int),
-		pending: make(map[string]string),
+		emb:          cfg.Embedder,
+		log:          cfg.Log,
+		batch:        cfg.Batch,
+		retry:        [2]time.Duration{cfg.RetryMin, cfg.RetryMax},
+		seed:         maphash.MakeSeed(),
+		wake:         make(chan struct{}, 1),
+		minSim:       cfg.MinSimilarity,
+		file:         cfg.File,
+		compactAfter: cfg.CompactAfter,
+		slots:        make(map[string]int),
+		pending:      make(map[string]string),
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -125,6 +136,9 @@ func NewStore(cfg StoreConfig) *Store {
 	if s.retry[1] < s.retry[0] {
 		s.retry[1] = max(time.Minute, s.retry[0])
 	}
+	if s.compactAfter <= 0 {
+		s.compactAfter = defaultCompactAfter
+	}
 	n := cfg.QueryCache
 	if n <= 0 {
 		n = 1024
@@ -137,6 +151,7 @@ func NewStore(cfg StoreConfig) *Store {
 // that text. The old vector, if any, answers queries until the new one
 // arrives.
 func (s *Store) Put(name, text string) {
+	s.lastPut.Store(time.Now().UnixNano())
 	h := maphash.String(s.seed, text)
 	s.mu.Lock()
 	if slot, ok := s.slots[name]; ok && s.hashes[slot] == h {
@@ -168,7 +183,11 @@ func (s *Store) Delete(name string) {
 func (s *Store) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return Stats{Embedded: len(s.slots), Pending: len(s.pending), Dimensions: s.dim, Failures: s.failures, Skipped: s.skipped, FromFile: s.fromFile}
+	st := Stats{Embedded: len(s.slots), Pending: len(s.pending), Dimensions: s.dim, Failures: s.failures, Skipped: s.skipped, FromFile: s.fromFile}
+	if s.vf != nil {
+		st.FileRecords = s.vf.records
+	}
+	return st
 }
 
 // Run embeds queued tools until ctx is done, then returns ctx's error. A
@@ -184,13 +203,28 @@ func (s *Store) Run(ctx context.Context) error {
 	for {
 		names, texts := s.next(s.batch)
 		if len(names) == 0 {
-			s.settle()
+			compactNow, wait := s.compactDue(time.Now())
+			if compactNow {
+				s.compact()
+				continue
+			}
+			// With a compaction to come, wake up when it is due.
+			var due <-chan time.Time
+			var t *time.Timer
+			if wait > 0 {
+				t = time.NewTimer(wait)
+				due = t.C
+			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-s.wake:
-				continue
+			case <-due:
 			}
+			if t != nil {
+				t.Stop()
+			}
+			continue
 		}
 		if names, texts = s.takeFromFile(names, texts); len(names) == 0 {
 			continue

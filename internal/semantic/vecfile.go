@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -24,8 +25,9 @@ import (
 // tool's text) and dimension int8 components, the store's quantised unit
 // vector. Records are appended as tools are embedded; a record cut short
 // (a process killed mid-write) is dropped on reading. The file is
-// rewritten with the live tools' records only once a restarted store has
-// caught up, and again whenever dead records (tools changed or removed)
+// rewritten with the live tools' records only once the store has had no
+// Put for StoreConfig.CompactAfter (a restarted catalog arrives in
+// bursts), and again whenever dead records (tools changed or removed)
 // outnumber the live ones, so it stays within about twice the catalog's
 // vectors. Its name must change when the model's vectors do
 // (CacheName, ExternalCacheName).
@@ -164,23 +166,22 @@ func (vf *vecFile) add(k textKey, v []int8) error {
 
 func (vf *vecFile) flush() error { return vf.w.Flush() }
 
-// rewrite replaces the file with the records each(yield) gives, written
-// to a temporary file first and renamed over it, and reopens it for
-// appending.
-func (vf *vecFile) rewrite(each func(yield func(textKey, []int8) error) error) error {
+// rewritten writes the records each(yield) gives to a temporary file,
+// renames it over vf's and returns it open for appending; vf is left as
+// it was (the caller swaps them).
+func (vf *vecFile) rewritten(each func(yield func(textKey, []int8) error) error) (*vecFile, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(vf.path), filepath.Base(vf.path)+".*.tmp")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.Remove(tmp.Name()) // once renamed, there is nothing to remove
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	next := &vecFile{path: vf.path, dim: vf.dim, f: tmp, w: w}
+	next := &vecFile{path: vf.path, dim: vf.dim, f: tmp, w: bufio.NewWriterSize(tmp, 1<<16)}
 	err = next.writeHeader()
 	if err == nil {
 		err = each(next.add)
 	}
 	if err == nil {
-		err = w.Flush()
+		err = next.w.Flush()
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -190,11 +191,9 @@ func (vf *vecFile) rewrite(each func(yield func(textKey, []int8) error) error) e
 	}
 	if err != nil {
 		tmp.Close()
-		return err
+		return nil, err
 	}
-	vf.f.Close() //nolint:errcheck // replaced by the renamed file
-	vf.f, vf.w, vf.records = tmp, w, next.records
-	return nil
+	return next, nil
 }
 
 func (vf *vecFile) close() error {
@@ -301,28 +300,48 @@ func (s *Store) flushFile() {
 	}
 }
 
-// settle runs when nothing is queued: a store that read a file has
-// caught up, and the file is rewritten with the live tools' records only
-// (what it read is let go); later, it is rewritten whenever its dead
-// records outnumber the live ones by more than compactSlack.
-func (s *Store) settle() {
+// compactDue tells, when nothing is queued, whether to compact the
+// vector file now and, if not yet, how long until it may be due (0: it
+// is not). A file is compacted once the store has had no Put for
+// compactAfter, so that a catalog registered again in bursts (its files,
+// a replay, hosts reconnecting) finds its records: until then a restarted
+// store keeps what it read. Compacting drops that, and then whenever
+// the dead records (tools changed or removed) outnumber the live ones by
+// more than compactSlack.
+func (s *Store) compactDue(now time.Time) (bool, time.Duration) {
 	s.mu.RLock()
 	vf, live := s.vf, len(s.slots)
+	need := vf != nil && (s.loaded != nil || vf.records > 2*live+compactSlack)
 	s.mu.RUnlock()
-	if vf == nil || s.loaded == nil && vf.records <= 2*live+compactSlack {
+	if !need {
+		return false, 0
+	}
+	idle := now.Sub(time.Unix(0, s.lastPut.Load()))
+	if idle >= s.compactAfter {
+		return true, 0
+	}
+	return false, s.compactAfter - idle
+}
+
+// compact rewrites the vector file with the live tools' records only.
+func (s *Store) compact() {
+	next, err := s.vf.rewritten(s.liveRecords)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.fileFailed("compacting", err)
 		return
 	}
-	s.loaded = nil
-	if err := vf.rewrite(s.liveRecords); err != nil {
-		s.mu.Lock()
-		s.fileFailed("compacting", err)
-		s.mu.Unlock()
-	}
+	s.vf.f.Close() //nolint:errcheck // replaced by the renamed file, flushed after its last batch
+	s.vf, s.loaded = next, nil
 }
 
 // compactSlack is how many dead records the vector file may hold beyond
 // as many as live ones before it is compacted.
 const compactSlack = 1024
+
+// defaultCompactAfter is StoreConfig.CompactAfter's default.
+const defaultCompactAfter = 30 * time.Second
 
 // liveRecords yields the key and vector of every tool in the store, a
 // chunk of slots at a time under the read lock, so that Put and searches
