@@ -1,6 +1,7 @@
 package devcli
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -348,11 +349,25 @@ func runCrossval(e env, c crossvalRun) error {
 	return cv.Print(e.stdout)
 }
 
+// column is one of eval --matrix's query sets.
+type column struct {
+	shape eval.Shape
+	multi eval.MultiTool
+}
+
+func (c column) name() string {
+	if c.multi == eval.MultiPairs {
+		return string(c.shape) + " pairs"
+	}
+	return string(c.shape)
+}
+
 // runMatrix is eval --matrix: for each dataset, the default ranking's
 // NDCG@10 minus plain BM25's for every query shape, alone and paired
 // (eval.Reshape), each fold ranking as runCrossval's do; then the mean,
 // the worst cell and the cells under BM25.
-func runMatrix(e env, c crossvalRun) error {
+// With asJSON it prints the cells as one JSON object instead.
+func runMatrix(e env, c crossvalRun, asJSON bool) error {
 	mode, err := c.sem.resolve()
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
@@ -362,10 +377,6 @@ func runMatrix(e env, c crossvalRun) error {
 		return fmt.Errorf("eval: %w", err)
 	}
 	defer f.close()
-	type column struct {
-		shape eval.Shape
-		multi eval.MultiTool
-	}
 	var cols []column
 	for _, m := range []eval.MultiTool{eval.MultiAll, eval.MultiPairs} {
 		for _, sh := range eval.Shapes {
@@ -397,15 +408,27 @@ func runMatrix(e env, c crossvalRun) error {
 			cells[d][ci] = def.NDCG10 - base.NDCG10
 		}
 	}
+	if asJSON {
+		// {"dataset": {"full": Δ, "full pairs": Δ, ...}, ...}
+		out := make(map[string]map[string]float64, len(cells))
+		for d, row := range cells {
+			out[f.raw[d].Name] = make(map[string]float64, len(row))
+			for ci, v := range row {
+				out[f.raw[d].Name][cols[ci].name()] = math.Round(v*100) / 100
+			}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(e.stdout, string(b))
+		return err
+	}
 	fmt.Fprintf(e.stdout, "NDCG@10, default minus plain BM25; rankings %s\n\n", f.what)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "dataset\t")
 	for _, col := range cols {
-		name := string(col.shape)
-		if col.multi == eval.MultiPairs {
-			name += " pairs"
-		}
-		fmt.Fprintf(tw, "%s\t", name)
+		fmt.Fprintf(tw, "%s\t", col.name())
 	}
 	fmt.Fprintln(tw, "mean\t")
 	var all []float64

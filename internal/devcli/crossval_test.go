@@ -218,6 +218,14 @@ func TestEvalMatrix(t *testing.T) {
 			}
 		}
 	}
+	code, js, stderr := runDev("eval", "--matrix", "--json", "--semantic", "off", "--vector-cache", "", "--datasets", sets)
+	var got map[string]map[string]float64
+	if code != 0 || json.Unmarshal([]byte(js), &got) != nil {
+		t.Fatalf("eval --matrix --json: exit %d: %s %s", code, js, stderr)
+	}
+	if len(got) != 3 || len(got["c"]) != 6 || math.Abs(got["c"]["full"]-full) > 0.006 {
+		t.Errorf("eval --matrix --json = %v, want 3 datasets of 6 cells, c's full %v", got, full)
+	}
 	if code, _, stderr := runDev("eval", "--matrix", "--crossval", "--datasets", sets); code == 0 || !strings.Contains(stderr, "does not combine") {
 		t.Errorf("--matrix --crossval: exit %d, %q; want refused", code, stderr)
 	}

@@ -71,7 +71,7 @@ func cmdEval(e env, args []string) error {
 		if *crossval || *losses > 0 {
 			return errors.New("eval: --matrix does not combine with --crossval or --losses")
 		}
-		return runMatrix(e, crossvalRun{datasets: *datasets, mix: *mix, sem: &sem, shares: shares, from: commaList(*requestFrom)})
+		return runMatrix(e, crossvalRun{datasets: *datasets, mix: *mix, sem: &sem, shares: shares, from: commaList(*requestFrom)}, *asJSON)
 	}
 	if *crossval {
 		return runCrossval(e, crossvalRun{datasets: *datasets, grid: *grid, shapes: shapes, multi: mt, mix: *mix, sem: &sem, shares: shares, from: commaList(*requestFrom)})
