@@ -383,6 +383,19 @@ func runMatrix(e env, c crossvalRun, asJSON bool) error {
 			cols = append(cols, column{sh, m})
 		}
 	}
+	// Reshaping keeps a dataset's tools, so each fold's two rankings are
+	// built once and rank every column's queries.
+	catalogs, err := shapeSets(f.raw, []eval.Shape{eval.ShapeFull}, eval.MultiAll, c.mix)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defs, bases := make([]eval.Ranker, len(f.raw)), make([]eval.Ranker, len(f.raw))
+	for d := range catalogs {
+		if defs[d], err = f.rank(catalogs, d, nil); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		bases[d] = eval.PlainBM25(catalogs[d].Dataset)
+	}
 	cells := make([][]float64, len(f.raw)) // [dataset][column]
 	for d := range cells {
 		cells[d] = make([]float64, len(cols))
@@ -393,15 +406,11 @@ func runMatrix(e env, c crossvalRun, asJSON bool) error {
 			return fmt.Errorf("eval: %w", err)
 		}
 		for d := range sets {
-			r, err := f.rank(sets, d, nil)
-			if err != nil {
-				return fmt.Errorf("eval: %w", err)
-			}
-			def, err := eval.Run(sets[d].Dataset, r)
+			def, err := eval.Run(sets[d].Dataset, defs[d])
 			if err != nil {
 				return fmt.Errorf("eval %s: %w", sets[d].Name, err)
 			}
-			base, err := eval.Run(sets[d].Dataset, eval.PlainBM25(sets[d].Dataset))
+			base, err := eval.Run(sets[d].Dataset, bases[d])
 			if err != nil {
 				return fmt.Errorf("eval %s: %w", sets[d].Name, err)
 			}

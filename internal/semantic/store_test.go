@@ -63,19 +63,10 @@ func (e *wordEmbedder) texts() []string {
 	return all
 }
 
-// runStore starts s.Run and returns a function that stops it and checks
-// it returned the context's error.
+// runStore runs s until the test ends (startStore).
 func runStore(t *testing.T, s *Store) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("Run returned %v, want context.Canceled", err)
-		}
-	})
+	t.Cleanup(startStore(t, s))
 }
 
 // settle waits until nothing is pending and want tools are embedded.

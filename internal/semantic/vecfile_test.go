@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// startStore runs s until the returned function stops it.
+// startStore runs s until the returned function stops it and checks
+// that Run returned the context's error.
 func startStore(t *testing.T, s *Store) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
