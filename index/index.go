@@ -244,7 +244,7 @@ type Index struct {
 	// share it under partMu while holding the read lock.
 	partMu    sync.Mutex
 	partEpoch uint64
-	partCache map[string][]uint32
+	partCache map[string]*partEntry
 }
 
 // doc is one indexed tool. It is kept small: a catalog holds many, so
@@ -413,7 +413,7 @@ func New(cfg Config) *Index {
 		tf:        newVocab(seed),
 		kw:        newVocab(seed),
 		parts:     parts{count: make(map[string]int32), grams: make(map[string][]string)},
-		partCache: make(map[string][]uint32),
+		partCache: make(map[string]*partEntry),
 		pruneFrom: pruneMin,
 	}
 	n := cfg.Shards

@@ -18,6 +18,10 @@ type nameIndex struct {
 	// deferred documents first, then by name (insertByKeyOrder).
 	one  map[uint64]*doc
 	many map[uint64][]*doc
+	// longest is the length of the longest spelling ever added: a text
+	// with more ASCII letters and digits than that spells no name
+	// (mayName).
+	longest int
 }
 
 func newNameIndex(seed maphash.Seed) nameIndex {
@@ -28,6 +32,7 @@ func newNameIndex(seed maphash.Seed) nameIndex {
 func (n *nameIndex) len() int { return len(n.one) + len(n.many) }
 
 func (n *nameIndex) add(k string, d *doc) {
+	n.longest = max(n.longest, len(k))
 	h := maphash.String(n.seed, k)
 	if list, ok := n.many[h]; ok {
 		n.many[h] = insertByKeyOrder(list, d)
@@ -85,6 +90,19 @@ func (n *nameIndex) byName(name string) *doc {
 		}
 	}
 	return nil
+}
+
+// mayName reports whether text may spell a name: its lower-case form and
+// its canonical one (nameKeys) keep every ASCII letter and digit of it, so
+// neither can equal a spelling with fewer.
+func (n *nameIndex) mayName(text string) bool {
+	c := 0
+	for i := 0; i < len(text); i++ {
+		if b := text[i]; b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' {
+			c++
+		}
+	}
+	return c <= n.longest
 }
 
 // lookup returns the documents having spelling k, in key order, or nil.

@@ -83,9 +83,8 @@ func ParseQuery(q string) (Query, error) {
 		}
 		return Query{Kind: KindDiscover, Text: rest}, nil
 	}
-	lower := strings.ToLower(q)
-	if len(lower) > len("mcp__") && strings.HasPrefix(lower, "mcp__") && !strings.ContainsAny(lower, " \t\r\n") {
-		return Query{Kind: KindPrefix, Prefix: lower, Text: q}, nil
+	if rest, ok := cutPrefixFold(q, "mcp__"); ok && rest != "" && !strings.ContainsAny(q, " \t\r\n") {
+		return Query{Kind: KindPrefix, Prefix: strings.ToLower(q), Text: q}, nil
 	}
 	return Query{Kind: KindKeyword, Text: q}, nil
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -209,7 +210,7 @@ const maxExactQuery = 160
 
 // exact returns the documents the whole query names, sorted by name.
 func (ix *Index) exact(text string) []*doc {
-	if len(text) > maxExactQuery {
+	if len(text) > maxExactQuery || !ix.keys.mayName(text) {
 		return nil
 	}
 	ds := ix.lookupKey(text) // a new slice
@@ -275,6 +276,7 @@ type plan struct {
 	cnt     []int32          // their counts
 	termOrd []int32          // per text.Terms: its place in order
 	kwTmp   []kwTerm         // pairTerms' scratch
+	tfTmp   []qterm          // compile's scratch for sorting tf
 	kwIDs   []uint32         // backing of kw[i].words
 	wordAvg float64          // the word score's average length (words.go)
 	kq      kwQuery
@@ -302,11 +304,11 @@ func (ix *Index) putPlan(p *plan) {
 	clear(p.place)
 	clear(p.kwTmp)
 	tf, kw, kwWords, place, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.place, p.order[:0], p.kwIDs[:0]
-	pairs, cnt, termOrd, kwTmp := p.pairs[:0], p.cnt[:0], p.termOrd[:0], p.kwTmp[:0]
+	pairs, cnt, termOrd, kwTmp, tfTmp := p.pairs[:0], p.cnt[:0], p.termOrd[:0], p.kwTmp[:0], p.tfTmp[:0]
 	kq := p.kq.reset()
 	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
 	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, place: place, order: order, kwIDs: kwIDs, kq: kq,
-		pairs: pairs, cnt: cnt, termOrd: termOrd, kwTmp: kwTmp}
+		pairs: pairs, cnt: cnt, termOrd: termOrd, kwTmp: kwTmp, tfTmp: tfTmp}
 	p.pq.order, p.pq.pre = pqOrder, pqPre
 	ix.plans.Put(p)
 }
@@ -439,12 +441,7 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 		if p.scorer == ScorerBM25F {
 			// Contributions are summed by descending weight, the
 			// order the pruned search meets them in (see prune.go).
-			// A stable insertion sort: a query has a few dozen terms.
-			for i := 1; i < len(p.tf); i++ {
-				for j := i; j > 0 && p.tf[j].qw > p.tf[j-1].qw; j-- {
-					p.tf[j], p.tf[j-1] = p.tf[j-1], p.tf[j]
-				}
-			}
+			p.sortTerms()
 		}
 	} else {
 		p.boost = nil
@@ -474,8 +471,9 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 			if ki < len(p.text.StemAt) {
 				kt.stemAt = p.text.StemAt[ki]
 			}
+			w := -1.0 // not computed
 			if len(t.Words) == 1 && len(t.Words[0]) >= 3 {
-				kt.partial = ix.partial(t.Words[0])
+				kt.partial, w = ix.partial(t.Words[0], kt, N)
 			}
 			known := len(kt.words) > 0 || len(kt.partial) > 0 || kt.whole >= 0
 			if t.Required {
@@ -489,7 +487,10 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 				}
 			}
 			if known {
-				kt.w = ix.keywordWeight(kt, N)
+				kt.w = w
+				if w < 0 {
+					kt.w = ix.keywordWeight(kt, N)
+				}
 				p.kwTotal += kt.w
 				if blend && len(kt.words) == 1 && kt.whole < 0 && !slices.ContainsFunc(p.kw, func(o kwTerm) bool {
 					return o.wordIDF > 0 && o.words[0] == kt.words[0]
@@ -502,6 +503,26 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 	}
 	ix.pairTerms(p)
 	return p
+}
+
+// sortTerms orders p.tf by descending weight, stably: the weights and
+// places are sorted, then each term moved once.
+func (p *plan) sortTerms() {
+	type key struct {
+		qw float64
+		at int
+	}
+	var buf [64]key
+	keys := buf[:0]
+	for i, q := range p.tf {
+		keys = append(keys, key{q.qw, i})
+	}
+	slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(b.qw, a.qw) })
+	out := p.tfTmp[:0]
+	for _, k := range keys {
+		out = append(out, p.tf[k.at])
+	}
+	p.tf, p.tfTmp = out, p.tf
 }
 
 // keywordWeight is a keyword term's weight: BM25's idf, ln(1 + (N − df +
@@ -539,31 +560,56 @@ func bm25IDF(df, N float64) float64 {
 }
 
 // partial returns the keyword ids of the name parts that contain word
-// without equalling it. Results are cached until the name-part vocabulary
-// changes, since the trigram scan is the costly part of a query.
-func (ix *Index) partial(word string) []uint32 {
+// without equalling it, and the weight of t, the one-word keyword term of
+// word (keywordWeight; t.words set, t.partial not yet). Results are cached
+// until the name-part vocabulary changes, since the trigram scan is the
+// costly part of a query; the weight until the index changes.
+func (ix *Index) partial(word string, t kwTerm, N float64) ([]uint32, float64) {
 	ix.partMu.Lock()
 	if ix.partEpoch != ix.parts.epoch {
 		clear(ix.partCache)
 		ix.partEpoch = ix.parts.epoch
 	}
-	ids, ok := ix.partCache[word]
+	e, ok := ix.partCache[word]
+	if ok && e.at == ix.epoch {
+		ids, w := e.ids, e.w
+		ix.partMu.Unlock()
+		return ids, w
+	}
 	ix.partMu.Unlock()
+	var ids []uint32
 	if ok {
-		return ids
-	}
-	for _, part := range ix.parts.containing(word) {
-		if id, found := ix.kw.lookup(part); found {
-			ids = append(ids, id)
+		ids = e.ids
+	} else {
+		for _, part := range ix.parts.containing(word) {
+			if id, found := ix.kw.lookup(part); found {
+				ids = append(ids, id)
+			}
 		}
+		slices.Sort(ids) // the pruned search looks ids up
 	}
-	slices.Sort(ids) // the pruned search looks ids up
+	t.partial = ids
+	w := ix.keywordWeight(t, N)
 	ix.partMu.Lock()
-	if ix.partEpoch == ix.parts.epoch && len(ix.partCache) < maxPartCache {
-		ix.partCache[word] = ids
+	switch {
+	case ok:
+		e.w, e.at = w, ix.epoch
+	case ix.partEpoch == ix.parts.epoch && len(ix.partCache) < maxPartCache:
+		// A copy: word is a slice of the query, which the cache
+		// would keep alive.
+		ix.partCache[strings.Clone(word)] = &partEntry{ids: ids, w: w, at: ix.epoch}
 	}
 	ix.partMu.Unlock()
-	return ids
+	return ids, w
+}
+
+// partEntry is a word's entry in the partial-match cache: the ids of the
+// name parts containing it, and its weight as a one-word term computed
+// in index epoch at.
+type partEntry struct {
+	ids []uint32
+	w   float64
+	at  uint64
 }
 
 // maxPartCache bounds the partial-match cache.
