@@ -9,9 +9,15 @@ import (
 
 // Limits on queries. Longer input is rejected with ErrInvalidQuery rather
 // than truncated, so that a caller never gets results for a query it did not
-// send.
+// send. A query's cost grows with its terms' postings, and one of
+// MaxQueryBytes can hold hundreds of words: a search scores at most
+// MaxQueryTerms distinct text terms and as many keyword terms, those of the
+// largest weight (the rarest words), and every required term. Of the
+// evaluation datasets' requests only a few joined pairs have more
+// (docs/BENCHMARKS.md, session 18).
 const (
 	MaxQueryBytes = 4096
+	MaxQueryTerms = 64
 	MaxSelect     = 256
 	DefaultMax    = 5
 	MaxResults    = 100

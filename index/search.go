@@ -437,12 +437,15 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 				p.tf = append(p.tf, qterm{id: id, w: w, idf: idf, qw: w * idf, cjk: cjk, ord: int32(o)})
 			}
 		}
-		p.qnorm = math.Sqrt(p.qnorm)
 		if p.scorer == ScorerBM25F {
 			// Contributions are summed by descending weight, the
 			// order the pruned search meets them in (see prune.go).
 			p.sortTerms()
 		}
+		if len(p.tf) > maxTerms {
+			p.capTerms()
+		}
+		p.qnorm = math.Sqrt(p.qnorm)
 	} else {
 		p.boost = nil
 	}
@@ -501,8 +504,79 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 			}
 		}
 	}
+	if len(p.kw) > maxTerms {
+		p.capKeywords()
+	}
 	ix.pairTerms(p)
 	return p
+}
+
+// maxTerms is MaxQueryTerms, but for the report of what the cap saves
+// (TestQueryTermCapCost).
+var maxTerms = MaxQueryTerms
+
+// capTerms keeps the maxTerms text terms of largest weight, in their
+// order, and recomputes what the plan sums over them.
+func (p *plan) capTerms() {
+	th := kthLargest(len(p.tf), maxTerms, func(i int) float64 { return p.tf[i].qw })
+	kept := p.tf[:0]
+	p.ideal, p.qnorm, p.cjkTerms = 0, 0, 0
+	for _, q := range p.tf {
+		if len(kept) == maxTerms || q.qw < th {
+			continue
+		}
+		kept = append(kept, q)
+		if p.scorer == ScorerCosine {
+			p.qnorm += q.w * q.w
+		} else {
+			p.ideal += q.qw
+		}
+		if q.cjk {
+			p.cjkTerms++
+		}
+	}
+	p.tf = kept
+}
+
+// capKeywords keeps the required keyword terms and the maxTerms others
+// of largest weight, in their order. Terms of one word weigh the
+// same, so the first of them, which holds the word's share of the word
+// score, is kept whenever another is.
+func (p *plan) capKeywords() {
+	var w []float64
+	for _, t := range p.kw {
+		if t.bit == 0 {
+			w = append(w, t.w)
+		}
+	}
+	th := math.Inf(-1)
+	if len(w) > maxTerms {
+		th = kthLargest(len(w), maxTerms, func(i int) float64 { return w[i] })
+	}
+	kept, n := p.kw[:0], 0
+	p.kwTotal = 0
+	for _, t := range p.kw {
+		if t.bit == 0 {
+			if n == maxTerms || t.w < th {
+				continue
+			}
+			n++
+		}
+		kept = append(kept, t)
+		p.kwTotal += t.w
+	}
+	clear(p.kw[len(kept):]) // partial lists are shared with the cache
+	p.kw = kept
+}
+
+// kthLargest returns the k-th largest of n values (1 ≤ k ≤ n).
+func kthLargest(n, k int, value func(int) float64) float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = value(i)
+	}
+	slices.SortFunc(v, func(a, b float64) int { return cmp.Compare(b, a) })
+	return v[k-1]
 }
 
 // sortTerms orders p.tf by descending weight, stably: the weights and
