@@ -495,17 +495,24 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 					kt.w = ix.keywordWeight(kt, N)
 				}
 				p.kwTotal += kt.w
-				if blend && len(kt.words) == 1 && kt.whole < 0 && !slices.ContainsFunc(p.kw, func(o kwTerm) bool {
-					return o.wordIDF > 0 && o.words[0] == kt.words[0]
-				}) {
-					kt.wordIDF = bm25IDF(min(float64(ix.kw.df[kt.words[0]]), N), N)
-				}
 				p.kw = append(p.kw, kt)
 			}
 		}
 	}
 	if len(p.kw) > maxTerms {
 		p.capKeywords()
+	}
+	if blend {
+		// The first one-word term of each word holds its share of the
+		// word score (after the cap: a search has few terms).
+		for i := range p.kw {
+			t := &p.kw[i]
+			if len(t.words) == 1 && t.whole < 0 && !slices.ContainsFunc(p.kw[:i], func(o kwTerm) bool {
+				return o.wordIDF > 0 && o.words[0] == t.words[0]
+			}) {
+				t.wordIDF = bm25IDF(min(float64(ix.kw.df[t.words[0]]), N), N)
+			}
+		}
 	}
 	ix.pairTerms(p)
 	return p
@@ -539,9 +546,7 @@ func (p *plan) capTerms() {
 }
 
 // capKeywords keeps the required keyword terms and the maxTerms others
-// of largest weight, in their order. Terms of one word weigh the
-// same, so the first of them, which holds the word's share of the word
-// score, is kept whenever another is.
+// of largest weight, in their order.
 func (p *plan) capKeywords() {
 	var w []float64
 	for _, t := range p.kw {
