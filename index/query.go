@@ -12,7 +12,7 @@ import (
 // send. A query's cost grows with its terms' postings, and one of
 // MaxQueryBytes can hold hundreds of words: a search scores at most
 // MaxQueryTerms distinct text terms and as many keyword terms, those of the
-// largest weight (the rarest words), and every required term. Of the
+// largest weight (the rarest words), and the required ones. Of the
 // evaluation datasets' requests only a few joined pairs have more
 // (docs/BENCHMARKS.md, session 18).
 const (
