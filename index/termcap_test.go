@@ -9,17 +9,12 @@ import (
 	"time"
 )
 
-// wordsIndex returns an index where word i of words appears in i+1
+// wordsIndex returns an index of cfg where word i of words appears in i+1
 // documents, so that the words weigh less the later they come.
-func wordsIndex(t *testing.T, words []string) *Index {
-	t.Helper()
-	ix := New(Config{})
+func wordsIndex(cfg Config, words []string) *Index {
+	ix := New(cfg)
 	for d := range len(words) {
-		var desc []string
-		for i := d; i < len(words); i++ {
-			desc = append(desc, words[i])
-		}
-		ix.Upsert(Doc{Name: fmt.Sprintf("tool_%03d", d), Description: strings.Join(desc, " ")})
+		ix.Upsert(Doc{Name: fmt.Sprintf("tool_%03d", d), Description: strings.Join(words[d:], " ")})
 	}
 	return ix
 }
@@ -34,53 +29,60 @@ func capWords(n int) []string {
 }
 
 // A search scores at most MaxQueryTerms text and keyword terms, the
-// rarest; every required term besides.
+// rarest; every required term besides. What the plan sums over its terms
+// (BM25F's ideal score, the cosine's query norm, the keyword total) is
+// summed over those kept.
 func TestQueryTermCap(t *testing.T) {
 	words := capWords(MaxQueryTerms + 40)
-	ix := wordsIndex(t, words)
-	// The commonest word last, required: under the cap by weight, kept
-	// for its "+".
-	query := strings.Join(slices.Concat(words[:len(words)-1], []string{"+" + words[len(words)-1]}), " ")
-	ix.mu.RLock()
-	p := ix.compile(query, ModeHybrid, 10, nil, false)
-	var text []string
-	var ideal float64
-	for _, q := range p.tf {
-		text = append(text, ix.tf.strs[q.id])
-		ideal += q.qw
-	}
-	var kw []string
-	var total float64
-	for _, k := range p.kw {
-		kw = append(kw, ix.kw.strs[k.words[0]])
-		total += k.w
-	}
-	reqAll, kwTotal, pIdeal := p.reqAll, p.kwTotal, p.ideal
-	ix.putPlan(p)
-	ix.mu.RUnlock()
+	for _, scorer := range []Scorer{ScorerBM25F, ScorerCosine} {
+		ix := wordsIndex(Config{Scorer: scorer}, words)
+		// The commonest word last, required: under the cap by weight,
+		// kept for its "+".
+		query := strings.Join(slices.Concat(words[:len(words)-1], []string{"+" + words[len(words)-1]}), " ")
+		ix.mu.RLock()
+		p := ix.compile(query, ModeHybrid, 10, nil, false)
+		var text []string
+		var ideal, norm float64
+		for _, q := range p.tf {
+			text = append(text, ix.tf.strs[q.id])
+			ideal += q.qw
+			norm += q.w * q.w
+		}
+		var kw []string
+		var total float64
+		for _, k := range p.kw {
+			kw = append(kw, ix.kw.strs[k.words[0]])
+			total += k.w
+		}
+		reqAll, kwTotal, pIdeal, qnorm := p.reqAll, p.kwTotal, p.ideal, p.qnorm
+		ix.putPlan(p)
+		ix.mu.RUnlock()
 
-	slices.Sort(text)
-	if want := words[:MaxQueryTerms]; !slices.Equal(text, want) {
-		t.Errorf("text terms %v, want the %d rarest %v", text, MaxQueryTerms, want)
-	}
-	if want := slices.Concat(words[:MaxQueryTerms], words[len(words)-1:]); !slices.Equal(kw, want) {
-		t.Errorf("keyword terms %v, want the %d rarest and the required one %v", kw, MaxQueryTerms, want)
-	}
-	if reqAll == 0 {
-		t.Error("the required term lost its bit")
-	}
-	if math.Abs(pIdeal-ideal) > 1e-9*ideal || math.Abs(kwTotal-total) > 1e-9*total {
-		t.Errorf("ideal %v, kwTotal %v; want the kept terms' sums %v, %v", pIdeal, kwTotal, ideal, total)
-	}
+		slices.Sort(text)
+		if want := words[:MaxQueryTerms]; !slices.Equal(text, want) {
+			t.Errorf("%v: text terms %v, want the %d rarest %v", scorer, text, MaxQueryTerms, want)
+		}
+		if want := slices.Concat(words[:MaxQueryTerms], words[len(words)-1:]); !slices.Equal(kw, want) {
+			t.Errorf("%v: keyword terms %v, want the %d rarest and the required one %v", scorer, kw, MaxQueryTerms, want)
+		}
+		if reqAll == 0 {
+			t.Errorf("%v: the required term lost its bit", scorer)
+		}
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+		if scorer == ScorerBM25F && !near(pIdeal, ideal) || scorer == ScorerCosine && !near(qnorm, math.Sqrt(norm)) || !near(kwTotal, total) {
+			t.Errorf("%v: ideal %v, query norm %v, keyword total %v; want the kept terms' %v, %v, %v",
+				scorer, pIdeal, qnorm, kwTotal, ideal, math.Sqrt(norm), total)
+		}
 
-	// Past the cap a required word still filters: one no tool has
-	// empties the results.
-	res, err := ix.Search(strings.Join(words[:len(words)-1], " ")+" +nosuchword", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Hits) != 0 {
-		t.Errorf("a required word no tool has: %d hits, want none", len(res.Hits))
+		// Past the cap a required word still filters: one no tool has
+		// empties the results.
+		res, err := ix.Search(strings.Join(words[:len(words)-1], " ")+" +nosuchword", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 0 {
+			t.Errorf("%v: a required word no tool has: %d hits, want none", scorer, len(res.Hits))
+		}
 	}
 }
 
