@@ -200,6 +200,9 @@ type Index struct {
 	core      map[*doc]struct{}
 	coreParts map[string][]*doc
 	keys      nameIndex // exact-name spellings → documents
+	// servers holds the deferred documents named mcp__… (in any case)
+	// by their server prefix, for mcp__ prefix queries (prefix.go).
+	servers map[string][]*doc
 	// boost maps stemmed name phrases to documents when the name boost
 	// is on (Config.NameBoost > 0); otherwise it stays empty, since
 	// deferred documents' phrases then never matter to a search.
@@ -408,6 +411,7 @@ func New(cfg Config) *Index {
 		core:      make(map[*doc]struct{}),
 		coreParts: make(map[string][]*doc),
 		keys:      newNameIndex(seed),
+		servers:   make(map[string][]*doc),
 		boost:     newPhrases(),
 		coreBoost: newPhrases(),
 		tf:        newVocab(seed),

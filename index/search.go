@@ -218,25 +218,6 @@ func (ix *Index) exact(text string) []*doc {
 	return ds
 }
 
-func (ix *Index) runPrefix(prefix string, n int, allow func(string) bool, res *Result) bool {
-	var names []string
-	for _, sh := range ix.shards {
-		for _, d := range sh.docs {
-			if d != nil && strings.HasPrefix(strings.ToLower(d.name), prefix) && allow(d.name) {
-				names = append(names, d.name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return false
-	}
-	slices.Sort(names)
-	for _, name := range names[:min(n, len(names))] {
-		res.Hits = append(res.Hits, Hit{Name: name, Score: 1, Keyword: 1, Match: MatchPrefix})
-	}
-	return true
-}
-
 // plan is a query compiled against the global vocabulary.
 type plan struct {
 	mode     Mode

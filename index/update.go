@@ -131,6 +131,9 @@ func (ix *Index) replace(old *doc, p *prepared) {
 		for _, k := range p.boostKeys {
 			swapDoc(ix.boost.docs[k], old, d)
 		}
+		if k, ok := serverKey(d.name); ok {
+			swapDoc(ix.servers[k], old, d)
+		}
 		d.shard = old.shard
 	} else {
 		ix.removeMeta(old)
@@ -294,6 +297,7 @@ func (ix *Index) addMeta(p *prepared) {
 		return
 	}
 	ix.nDeferred++
+	ix.addServer(d)
 	for _, part := range p.parts {
 		ix.parts.ref(part)
 	}
@@ -411,6 +415,7 @@ func (ix *Index) removeMeta(d *doc) {
 		return
 	}
 	ix.nDeferred--
+	ix.removeServer(d)
 	for _, part := range namePartsOf(d.name) {
 		ix.parts.unref(part)
 	}
