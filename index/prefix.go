@@ -17,10 +17,12 @@ import (
 // false for a name that does not start with mcp__ in any case.
 func serverKey(name string) (key string, ok bool) {
 	const pre = "mcp__"
-	low := strings.ToLower(name)
-	if !strings.HasPrefix(low, pre) {
+	// No other rune lower-cases to m, c, p or _, so the test needs no
+	// lowering.
+	if len(name) < len(pre) || !strings.EqualFold(name[:len(pre)], pre) {
 		return "", false
 	}
+	low := strings.ToLower(name)
 	if i := strings.Index(low[len(pre):], "__"); i >= 0 {
 		low = low[:len(pre)+i]
 	}
