@@ -257,7 +257,6 @@ type plan struct {
 	cnt     []int32          // their counts
 	termOrd []int32          // per text.Terms: its place in order
 	kwTmp   []kwTerm         // pairTerms' scratch
-	tfTmp   []qterm          // compile's scratch for sorting tf
 	kwIDs   []uint32         // backing of kw[i].words
 	wordAvg float64          // the word score's average length (words.go)
 	kq      kwQuery
@@ -285,11 +284,11 @@ func (ix *Index) putPlan(p *plan) {
 	clear(p.place)
 	clear(p.kwTmp)
 	tf, kw, kwWords, place, order, kwIDs := p.tf[:0], p.kw[:0], p.kwWords[:0], p.place, p.order[:0], p.kwIDs[:0]
-	pairs, cnt, termOrd, kwTmp, tfTmp := p.pairs[:0], p.cnt[:0], p.termOrd[:0], p.kwTmp[:0], p.tfTmp[:0]
+	pairs, cnt, termOrd, kwTmp := p.pairs[:0], p.cnt[:0], p.termOrd[:0], p.kwTmp[:0]
 	kq := p.kq.reset()
 	pqOrder, pqPre := p.pq.order[:0], p.pq.pre[:0]
 	*p = plan{tf: tf, kw: kw, kwWords: kwWords, text: p.text, place: place, order: order, kwIDs: kwIDs, kq: kq,
-		pairs: pairs, cnt: cnt, termOrd: termOrd, kwTmp: kwTmp, tfTmp: tfTmp}
+		pairs: pairs, cnt: cnt, termOrd: termOrd, kwTmp: kwTmp}
 	p.pq.order, p.pq.pre = pqOrder, pqPre
 	ix.plans.Put(p)
 }
@@ -420,8 +419,9 @@ func (ix *Index) compile(text string, mode Mode, n int, exact []*doc, blend bool
 		}
 		if p.scorer == ScorerBM25F {
 			// Contributions are summed by descending weight, the
-			// order the pruned search meets them in (see prune.go).
-			p.sortTerms()
+			// order the pruned search meets them in (see prune.go);
+			// stably, so that equal weights keep the query's order.
+			slices.SortStableFunc(p.tf, func(a, b qterm) int { return cmp.Compare(b.qw, a.qw) })
 		}
 		if len(p.tf) > maxTerms {
 			p.capTerms()
@@ -563,26 +563,6 @@ func kthLargest(n, k int, value func(int) float64) float64 {
 	}
 	slices.SortFunc(v, func(a, b float64) int { return cmp.Compare(b, a) })
 	return v[k-1]
-}
-
-// sortTerms orders p.tf by descending weight, stably: the weights and
-// places are sorted, then each term moved once.
-func (p *plan) sortTerms() {
-	type key struct {
-		qw float64
-		at int
-	}
-	var buf [64]key
-	keys := buf[:0]
-	for i, q := range p.tf {
-		keys = append(keys, key{q.qw, i})
-	}
-	slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(b.qw, a.qw) })
-	out := p.tfTmp[:0]
-	for _, k := range keys {
-		out = append(out, p.tf[k.at])
-	}
-	p.tf, p.tfTmp = out, p.tf
 }
 
 // keywordWeight is a keyword term's weight: BM25's idf, ln(1 + (N − df +
