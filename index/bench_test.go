@@ -58,13 +58,29 @@ func loadBench() error {
 	return benchErr
 }
 
-// benchQueries returns the benchmark corpus's "keyword" or "task" queries.
+// benchQueries returns the benchmark corpus's "keyword", "task" or
+// "discover" queries.
 func benchQueries(b *testing.B, kind string) []string {
-	if kind == "keyword" {
+	switch kind {
+	case "keyword":
 		return benchDatasets(b).Keywords
+	case "discover":
+		set := benchDatasets(b)
+		discoverOnce.Do(func() {
+			for _, q := range set.Tasks {
+				discoverQueries = append(discoverQueries, "discover:"+q)
+			}
+		})
+		return discoverQueries
 	}
 	return benchDatasets(b).Tasks
 }
+
+// discoverQueries are the benchmark tasks as discover: queries.
+var (
+	discoverOnce    sync.Once
+	discoverQueries []string
+)
 
 // reportCorpus skips a test that only reports over the benchmark corpus
 // unless the environment variable env is set and the corpus loads, and
@@ -107,16 +123,23 @@ func benchIndex(b *testing.B, n int) *benchCorpus {
 }
 
 // BenchmarkSearch measures Search over corpora of 1k, 10k and 100k tools
-// with two workloads: "task" queries are the datasets' natural-language
+// with three workloads: "task" queries are the datasets' natural-language
 // tasks (26 index terms on average), "keyword" queries are three words
-// taken from each, the shape of a model's ToolSearch call.
+// taken from each, the shape of a model's ToolSearch call, and "discover"
+// queries are the tasks as discover:<task>, ranked by the text score alone:
+// beside "task", what the keyword score costs a long query.
 func BenchmarkSearch(b *testing.B) {
 	for _, size := range []struct {
 		name string
 		n    int
-	}{{"keyword/1k", 1_000}, {"keyword/10k", 10_000}, {"keyword/100k", 100_000}, {"task/1k", 1_000}, {"task/10k", 10_000}, {"task/100k", 100_000}} {
+	}{
+		{"keyword/1k", 1_000}, {"keyword/10k", 10_000}, {"keyword/100k", 100_000},
+		{"task/1k", 1_000}, {"task/10k", 10_000}, {"task/100k", 100_000},
+		{"discover/10k", 10_000}, {"discover/100k", 100_000},
+	} {
 		b.Run(size.name, func(b *testing.B) {
-			queries := benchQueries(b, strings.Split(size.name, "/")[0])
+			kind := strings.Split(size.name, "/")[0]
+			queries := benchQueries(b, kind)
 			c := benchIndex(b, size.n)
 			b.ReportAllocs()
 			i := 0
