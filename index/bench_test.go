@@ -138,8 +138,7 @@ func BenchmarkSearch(b *testing.B) {
 		{"discover/10k", 10_000}, {"discover/100k", 100_000},
 	} {
 		b.Run(size.name, func(b *testing.B) {
-			kind := strings.Split(size.name, "/")[0]
-			queries := benchQueries(b, kind)
+			queries := benchQueries(b, strings.Split(size.name, "/")[0])
 			c := benchIndex(b, size.n)
 			b.ReportAllocs()
 			i := 0
