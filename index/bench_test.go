@@ -65,22 +65,14 @@ func benchQueries(b *testing.B, kind string) []string {
 	case "keyword":
 		return benchDatasets(b).Keywords
 	case "discover":
-		set := benchDatasets(b)
-		discoverOnce.Do(func() {
-			for _, q := range set.Tasks {
-				discoverQueries = append(discoverQueries, "discover:"+q)
-			}
-		})
-		return discoverQueries
+		var qs []string
+		for _, q := range benchDatasets(b).Tasks {
+			qs = append(qs, "discover:"+q)
+		}
+		return qs
 	}
 	return benchDatasets(b).Tasks
 }
-
-// discoverQueries are the benchmark tasks as discover: queries.
-var (
-	discoverOnce    sync.Once
-	discoverQueries []string
-)
 
 // reportCorpus skips a test that only reports over the benchmark corpus
 // unless the environment variable env is set and the corpus loads, and
